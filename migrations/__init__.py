@@ -1,0 +1,1 @@
+"""Bundled step kinds: one module per kind; see src/pinshift/steps.py for the protocol."""

@@ -1,0 +1,97 @@
+"""The `pinshift` command: a thin click group that loads each subcommand only when it runs.
+
+Exit codes (docs/cli.md): 0 success; 1 the command ran and found something
+(syntax problems, a refused file, strict warnings, `--check` with pending
+changes); 2 usage, recipe or repository errors (one line on stderr); 3 an
+internal error (a bug: the traceback is shown with `--debug`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from pinshift import __version__
+from pinshift.errors import PinshiftError
+
+# command name -> "module:function"; modules are imported only when their command runs.
+COMMANDS = {
+    "parse": "pinshift.commands.parse:parse",
+    "recipes": "pinshift.commands.recipes:recipes",
+    "show": "pinshift.commands.recipes:show",
+    "apply": "pinshift.commands.apply:apply",
+    "migrate": "pinshift.commands.migrate:migrate",
+    "demo": "pinshift.commands.demo:demo",
+    "scan": "pinshift.commands.scan:scan",
+    "lint": "pinshift.commands.lint:lint",
+    "verify": "pinshift.commands.verify:verify",
+}
+
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported on first use (keeps `--help` fast)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(name for name in COMMANDS if self._load(name) is not None)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        return self._load(name)
+
+    @staticmethod
+    def _load(name: str) -> click.Command | None:
+        target = COMMANDS.get(name)
+        if target is None:
+            return None
+        module_name, attribute = target.split(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as error:
+            if error.name == module_name:
+                return None  # a command whose module is not written yet
+            raise
+        return getattr(module, attribute)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="pinshift")
+@click.option("--debug", is_flag=True, help="Show a traceback for internal errors.")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """Refactor Nix recipes and migrate recipe branches between nixpkgs pins, one commit per step."""
+    ctx.ensure_object(dict)
+    ctx.obj["debug"] = debug
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console-script entry point: run the CLI and turn errors into one line and an exit code."""
+    args = sys.argv[1:] if argv is None else argv
+    debug = "--debug" in args
+    try:
+        result = cli.main(args=args, prog_name="pinshift", standalone_mode=False)
+    except click.exceptions.Exit as done:
+        return done.exit_code
+    except click.ClickException as error:
+        error.show()
+        return 2 if error.exit_code in (1, 2) else error.exit_code
+    except click.exceptions.Abort:
+        click.echo("pinshift: interrupted", err=True)
+        return 130
+    except PinshiftError as error:
+        click.echo(f"pinshift: error: {error}", err=True)
+        return error.exit_code
+    except KeyboardInterrupt:
+        click.echo("pinshift: interrupted", err=True)
+        return 130
+    except Exception as error:  # a bug: say so, and show the traceback only when asked
+        if debug:
+            raise
+        click.echo(f"pinshift: internal error: {type(error).__name__}: {error} (rerun with --debug for a traceback)", err=True)
+        return 3
+    # click returns the exit code of a command that raised click.exceptions.Exit
+    return result if isinstance(result, int) else 0
+
+
+def run(argv: list[str] | None = None) -> None:
+    sys.exit(main(argv))

@@ -1,0 +1,51 @@
+"""The one exception root whose message is what the user reads.
+
+Every anticipated failure (bad input, bad recipe, git state) raises a subclass of
+`PinshiftError`; the CLI prints its message on one line and exits 2 (or the
+error's own `exit_code`). Anything else is a bug and shows a traceback only
+with `--debug`.
+"""
+
+
+class PinshiftError(Exception):
+    """A failure the user can act on; `str(error)` is the whole message."""
+
+    exit_code = 2
+
+
+class UsageError(PinshiftError):
+    """The invocation or configuration is wrong (bad option, unknown recipe, bad parameter)."""
+
+
+class RecipeError(PinshiftError):
+    """A recipe file is malformed; the message names the file, the step and the key."""
+
+
+class ParamError(PinshiftError):
+    """A step parameter is missing or invalid; `key` names it so the recipe loader can say where."""
+
+    def __init__(self, key: str, message: str):
+        super().__init__(message)
+        self.key = key
+
+
+class EditConflict(PinshiftError):
+    """Two different edits claim overlapping bytes of one file."""
+
+    exit_code = 1
+
+
+class EditRefused(PinshiftError):
+    """Applying edits would leave a file with a syntax problem it did not have."""
+
+    exit_code = 1
+
+
+class GitError(PinshiftError):
+    """The repository is not in a state pinshift can work from (dirty, detached, missing branch...)."""
+
+
+class StepFailed(PinshiftError):
+    """A step could not complete (a refused file, a strict warning, a rejected commit)."""
+
+    exit_code = 1

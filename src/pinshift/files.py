@@ -1,0 +1,113 @@
+"""Reading and writing recipe files safely: where they are, which to skip, how to replace them.
+
+A `SourceTree` is anything that lists repository-relative POSIX paths and reads
+their bytes: a directory on disk here, a git commit in the git layer. Reading
+refuses to follow a symlink out of the tree and skips binary and oversized files
+with a reason. Writing is atomic (temp file + rename) and keeps the file mode.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Protocol
+
+from pinshift.errors import PinshiftError
+
+DEFAULT_MAX_BYTES = 10 * 1024 * 1024
+
+
+class SkippedFile(PinshiftError):
+    """A file that is deliberately not read; the message is the reason shown to the user."""
+
+
+class SourceTree(Protocol):
+    def paths(self) -> list[str]: ...
+
+    def read(self, path: str) -> bytes: ...
+
+
+def check_content(path: str, data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    """Raise SkippedFile for content pinshift must not parse (too large, binary)."""
+    if len(data) > max_bytes:
+        raise SkippedFile(f"{path}: larger than {max_bytes} bytes; skipped (raise --max-bytes to include it)")
+    if b"\0" in data[:8192]:
+        raise SkippedFile(f"{path}: binary file (NUL byte); skipped")
+
+
+class DirectoryTree:
+    """Files of a directory on disk; uses git's file list (honouring .gitignore) when it is a work tree."""
+
+    def __init__(self, root: Path, max_bytes: int = DEFAULT_MAX_BYTES, use_git: bool = True):
+        self.root = Path(root).resolve()
+        self.max_bytes = max_bytes
+        self.use_git = use_git
+        self._paths: list[str] | None = None
+
+    def paths(self) -> list[str]:
+        if self._paths is None:
+            listed = None
+            if self.use_git:
+                from pinshift.gitrepo import listed_files
+
+                listed = listed_files(self.root)
+            if listed is None:
+                listed = sorted(_walk(self.root))
+            self._paths = [p for p in listed if os.path.lexists(self.root / p)]
+        return self._paths
+
+    def resolve(self, path: str) -> Path:
+        """The real file behind `path`; SkippedFile when a symlink leads out of the tree."""
+        full = self.root / path
+        real = full.resolve()
+        if full.is_symlink() and not real.is_relative_to(self.root):
+            raise SkippedFile(f"{path}: symlink to {real}, outside the repository; skipped")
+        return real
+
+    def read(self, path: str) -> bytes:
+        real = self.resolve(path)
+        try:
+            size = real.stat().st_size
+            if size > self.max_bytes:
+                raise SkippedFile(
+                    f"{path}: larger than {self.max_bytes} bytes; skipped (raise --max-bytes to include it)"
+                )
+            data = real.read_bytes()
+        except (PermissionError, IsADirectoryError, FileNotFoundError) as error:
+            raise SkippedFile(f"{path}: cannot read ({error.strerror or error}); skipped") from None
+        check_content(path, data, self.max_bytes)
+        return data
+
+    def write(self, path: str, data: bytes) -> None:
+        write_atomic(self.resolve(path), data)
+
+
+def _walk(root: Path) -> Iterable[str]:
+    for directory, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d != ".git"]
+        for name in filenames:
+            yield (Path(directory) / name).relative_to(root).as_posix()
+
+
+def write_atomic(target: Path, data: bytes) -> None:
+    """Replace `target` with `data` via a temp file in the same directory, keeping its mode."""
+    try:
+        mode = stat.S_IMODE(target.stat().st_mode)
+    except FileNotFoundError:
+        mode = None
+    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".pinshift", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(temp, mode)
+        os.replace(temp, target)
+    except BaseException:
+        if os.path.exists(temp):
+            os.unlink(temp)
+        raise

@@ -1,0 +1,33 @@
+"""Which parser reads a file, chosen by its name, and the one call that parses it.
+
+Every parsed document has `.path`, `.data` (the original bytes) and `.problems`
+(syntax problems; edits that add one are refused). Nix files get a tree-sitter
+Document; other languages register a module here (see `PARSERS`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import PurePosixPath
+from typing import Any
+
+# language -> (module path, suffixes, exact file names)
+PARSERS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
+    "nix": ("pinshift.syntax.document", (".nix",), ()),
+}
+
+
+def language_for(path: str) -> str | None:
+    """The language of a repository-relative path, or None when no parser handles it."""
+    name = PurePosixPath(path).name
+    for language, (_, suffixes, names) in PARSERS.items():
+        if name in names or any(name.endswith(s) for s in suffixes):
+            return language
+    return None
+
+
+def parse(language: str, data: bytes, path: str) -> Any:
+    """Parse `data` as `language`; problems are reported on the document, never raised."""
+    module_path = PARSERS[language][0]
+    module = importlib.import_module(module_path)
+    return module.parse_document(data, path)

@@ -1,0 +1,187 @@
+"""Recipes: named, declarative TOML files that say which steps run, in which order, on which files.
+
+A recipe is data a reviewer can read (see docs/recipes.md):
+
+    name = "pytorch-2.10-cuda12_9"
+    description = "..."
+    base = "pytorch-2.9"
+    target = "pytorch-2.10-cuda12_9"
+    files = [".flox/pkgs/**/*.nix"]
+
+    [[steps]]
+    kind = "pin-swap"
+    title = "Pin nixpkgs to 0182a36"
+    [steps.params]
+    old = "6a030d5"
+    new = "0182a361324364ae3f436a63005877674cf45efb"
+
+Lookup order for a name: the repository's `.pinshift/recipes/NAME.toml`, then the
+recipes bundled with pinshift. A path to a `.toml` file is loaded as it is.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pinshift.errors import ParamError, RecipeError, UsageError
+from pinshift.steps import StepKind
+
+DEFAULT_FILES = (".flox/pkgs/**/*.nix",)
+_RECIPE_KEYS = {"name", "description", "base", "target", "files", "steps"}
+_STEP_KEYS = {"kind", "title", "message", "params", "files"}
+
+
+@dataclass(frozen=True)
+class RecipeStep:
+    kind: str
+    title: str
+    params: Mapping[str, Any]
+    message: str = ""
+    files: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Recipe:
+    name: str
+    description: str
+    base: str
+    target: str
+    files: tuple[str, ...]
+    steps: tuple[RecipeStep, ...]
+    source: str = field(default="")
+
+    def files_for(self, step: RecipeStep) -> tuple[str, ...]:
+        return step.files if step.files is not None else self.files
+
+
+def _strings(value: Any, where: str, key: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise RecipeError(f"{where}: '{key}' must be a list of glob strings")
+    return tuple(value)
+
+
+def parse_recipe(data: Mapping[str, Any], source: str) -> Recipe:
+    """A Recipe from decoded TOML; every structural error names the file, step and key."""
+    unknown = set(data) - _RECIPE_KEYS
+    if unknown:
+        raise RecipeError(f"{source}: unknown key '{sorted(unknown)[0]}' (known: {', '.join(sorted(_RECIPE_KEYS))})")
+    for key in ("name", "steps"):
+        if key not in data:
+            raise RecipeError(f"{source}: missing key '{key}'")
+    if not isinstance(data["name"], str) or not data["name"]:
+        raise RecipeError(f"{source}: 'name' must be a non-empty string")
+    raw_steps = data["steps"]
+    if not isinstance(raw_steps, list) or not raw_steps:
+        raise RecipeError(f"{source}: 'steps' must be a non-empty array of [[steps]] tables")
+    steps = []
+    for number, raw in enumerate(raw_steps, 1):
+        if not isinstance(raw, Mapping):
+            raise RecipeError(f"{source}: step {number}: must be a table")
+        kind = raw.get("kind")
+        where = f"{source}: step {number}" + (f" ({kind})" if isinstance(kind, str) else "")
+        unknown = set(raw) - _STEP_KEYS
+        if unknown:
+            raise RecipeError(f"{where}: unknown key '{sorted(unknown)[0]}' (known: {', '.join(sorted(_STEP_KEYS))})")
+        if not isinstance(kind, str) or not kind:
+            raise RecipeError(f"{where}: missing key 'kind'")
+        params = raw.get("params", {})
+        if not isinstance(params, Mapping):
+            raise RecipeError(f"{where}: 'params' must be a table")
+        files = _strings(raw["files"], where, "files") if "files" in raw else None
+        steps.append(
+            RecipeStep(
+                kind=kind,
+                title=str(raw.get("title") or kind),
+                params=dict(params),
+                message=str(raw.get("message", "")),
+                files=files,
+            )
+        )
+    for key in ("description", "base", "target"):
+        if key in data and not isinstance(data[key], str):
+            raise RecipeError(f"{source}: '{key}' must be a string")
+    return Recipe(
+        name=data["name"],
+        description=data.get("description", ""),
+        base=data.get("base", ""),
+        target=data.get("target", ""),
+        files=_strings(data["files"], source, "files") if "files" in data else DEFAULT_FILES,
+        steps=tuple(steps),
+        source=source,
+    )
+
+
+def load_recipe_file(path: Path, label: str | None = None) -> Recipe:
+    label = label or str(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as error:
+        raise RecipeError(f"{label}: cannot read ({error.strerror or error})") from None
+    except UnicodeDecodeError:
+        raise RecipeError(f"{label}: not UTF-8 text") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise RecipeError(f"{label}: invalid TOML: {error}") from None
+    return parse_recipe(data, label)
+
+
+def _bundled_dir():
+    return importlib.resources.files("pinshift.recipes")
+
+
+def list_recipes(repo_root: Path | None = None) -> list[tuple[str, str, str]]:
+    """(name, origin, description) of every recipe, repository recipes first and shadowing bundled ones."""
+    found: dict[str, tuple[str, str, str]] = {}
+    if repo_root is not None and (repo_root / ".pinshift" / "recipes").is_dir():
+        for path in sorted((repo_root / ".pinshift" / "recipes").glob("*.toml")):
+            recipe = load_recipe_file(path, str(path.relative_to(repo_root)))
+            found.setdefault(path.stem, (path.stem, f".pinshift/recipes/{path.name}", recipe.description))
+    for entry in sorted(_bundled_dir().iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".toml"):
+            name = entry.name[: -len(".toml")]
+            if name not in found:
+                recipe = parse_recipe(tomllib.loads(entry.read_text("utf-8")), f"recipes/{entry.name}")
+                found[name] = (name, "bundled", recipe.description)
+    return list(found.values())
+
+
+def find_recipe(name: str, repo_root: Path | None = None) -> Recipe:
+    """A recipe by name (repository first, then bundled) or by path to a .toml file."""
+    if name.endswith(".toml") or "/" in name:
+        path = Path(name)
+        if not path.is_file():
+            raise UsageError(f"recipe file {name} does not exist")
+        return load_recipe_file(path)
+    if repo_root is not None:
+        local = repo_root / ".pinshift" / "recipes" / f"{name}.toml"
+        if local.is_file():
+            return load_recipe_file(local, f".pinshift/recipes/{name}.toml")
+    bundled = _bundled_dir() / f"{name}.toml"
+    if bundled.is_file():
+        return parse_recipe(tomllib.loads(bundled.read_text("utf-8")), f"recipes/{name}.toml")
+    known = ", ".join(n for n, _, _ in list_recipes(repo_root)) or "none"
+    raise UsageError(f"unknown recipe '{name}' (known: {known}); `pinshift recipes` lists them")
+
+
+def validate_recipe(recipe: Recipe, kinds: Mapping[str, StepKind]) -> list[tuple[RecipeStep, StepKind, Any]]:
+    """Each step with its kind and typed params, validated before any file is read."""
+    resolved = []
+    for number, step in enumerate(recipe.steps, 1):
+        where = f"{recipe.source}: step {number} ({step.kind})"
+        if step.kind not in kinds:
+            raise RecipeError(f"{where}: unknown step kind (known: {', '.join(sorted(kinds))})")
+        kind = kinds[step.kind]
+        try:
+            params = kind.parse_params(step.params)
+        except ParamError as error:
+            raise RecipeError(f"{where}: {error}") from None
+        resolved.append((step, kind, params))
+    return resolved

@@ -1,0 +1,463 @@
+"""Typed views of the Nix constructs migration steps look for.
+
+Each query walks a Document's tree and returns small frozen dataclasses that
+keep the tree-sitter nodes (for byte ranges) next to decoded names (for matching).
+Steps match on names and edit by node ranges; nothing here edits anything.
+
+Examples:
+    `nixpkgs_pinned.python3Packages.torch.override` -> Select(base_name="nixpkgs_pinned",
+        names=("python3Packages", "torch", "override"))
+    `meta = oldAttrs.meta // { description = "x"; }` and `meta.description = "x"` both give
+        a Binding with path ("meta", "description").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
+from pinshift.syntax.document import Document
+
+ATTRSET_TYPES = ("attrset_expression", "rec_attrset_expression", "let_attrset_expression")
+BINDING_CONTAINERS = ATTRSET_TYPES + ("let_expression",)
+STRING_TYPES = ("string_expression", "indented_string_expression")
+
+
+def walk(node: Node, *types: str) -> Iterator[Node]:
+    """Every descendant of `node` (itself included) whose type is one of `types`, in source order."""
+    cursor = node.walk()
+    visited_children = False
+    while True:
+        if not visited_children:
+            current = cursor.node
+            if current is not None and (not types or current.type in types):
+                yield current
+            if cursor.goto_first_child():
+                continue
+        if cursor.goto_next_sibling():
+            visited_children = False
+            continue
+        if not cursor.goto_parent():
+            return
+        visited_children = True
+
+
+def unwrap(node: Node | None) -> Node | None:
+    """The expression inside any number of parentheses."""
+    while node is not None and node.type == "parenthesized_expression":
+        node = node.child_by_field_name("expression")
+    return node
+
+
+def name_of(doc: Document, node: Node) -> str | None:
+    """The name an attrpath segment or identifier spells: `foo`, `"foo"`; None for `${...}` or escapes."""
+    if node.type == "identifier":
+        return doc.text(node).decode("utf-8", "surrogateescape")
+    if node.type == "string_expression":
+        parts = [c for c in node.named_children]
+        if all(c.type == "string_fragment" for c in parts):
+            return b"".join(doc.text(c) for c in parts).decode("utf-8", "surrogateescape")
+    return None
+
+
+# --- select expressions -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One attrpath segment: its node and the name it spells (None when interpolated)."""
+
+    node: Node
+    name: str | None
+
+
+@dataclass(frozen=True)
+class Select:
+    """`base.a.b.c` (optionally `or default`): the base expression and its attrpath segments."""
+
+    node: Node
+    base: Node
+    base_name: str | None
+    segments: tuple[Segment, ...]
+    default: Node | None
+
+    @property
+    def names(self) -> tuple[str | None, ...]:
+        return tuple(s.name for s in self.segments)
+
+    @property
+    def dotted(self) -> str:
+        parts = [self.base_name or "<expr>"] + [n if n is not None else "${...}" for n in self.names]
+        return ".".join(parts)
+
+
+def attrpath_segments(doc: Document, attrpath: Node) -> tuple[Segment, ...]:
+    return tuple(Segment(c, name_of(doc, c)) for c in attrpath.children_by_field_name("attr"))
+
+
+def selects(doc: Document) -> list[Select]:
+    """Every select expression, e.g. `nixpkgs_pinned.python3Packages.torch.override`."""
+    found = []
+    for node in walk(doc.root, "select_expression"):
+        base = node.child_by_field_name("expression")
+        attrpath = node.child_by_field_name("attrpath")
+        if base is None or attrpath is None:
+            continue
+        base_name = None
+        if base.type == "variable_expression":
+            base_name = doc.text(base).decode("utf-8", "surrogateescape")
+        found.append(
+            Select(
+                node=node,
+                base=base,
+                base_name=base_name,
+                segments=attrpath_segments(doc, attrpath),
+                default=node.child_by_field_name("default"),
+            )
+        )
+    return found
+
+
+# --- bindings -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Binding:
+    """`a.b = value;` with its full logical path through enclosing attrsets.
+
+    `container` is the attrset or let that holds the binding; `root` is the outermost
+    container of the chain the path is counted from; `root_kind` is "let", "rec" or "attrset".
+    """
+
+    node: Node
+    attrpath: Node
+    path: tuple[str | None, ...]
+    value: Node
+    container: Node
+    root: Node
+
+    @property
+    def root_kind(self) -> str:
+        return {
+            "let_expression": "let",
+            "rec_attrset_expression": "rec",
+            "let_attrset_expression": "let",
+        }.get(self.root.type, "attrset")
+
+    @property
+    def dotted(self) -> str:
+        return ".".join(p if p is not None else "${...}" for p in self.path)
+
+
+def _attrset_parent_binding(container: Node) -> Node | None:
+    """The binding whose value is `container`, directly or as an operand of `//` or parentheses."""
+    node = container
+    while node.parent is not None:
+        parent = node.parent
+        if parent.type == "parenthesized_expression":
+            node = parent
+            continue
+        if parent.type == "binary_expression":
+            operator = parent.child_by_field_name("operator")
+            if operator is not None and operator.type == "//":
+                node = parent
+                continue
+            return None
+        if parent.type == "binding" and parent.child_by_field_name("expression") == node:
+            return parent
+        return None
+    return None
+
+
+def _container_of(binding: Node) -> Node | None:
+    binding_set = binding.parent
+    if binding_set is None or binding_set.type != "binding_set":
+        return None
+    return binding_set.parent
+
+
+def _prefix_and_root(doc: Document, container: Node, memo: dict) -> tuple[tuple, Node]:
+    key = container.id
+    if key in memo:
+        return memo[key]
+    outer = _attrset_parent_binding(container) if container.type in ATTRSET_TYPES else None
+    if outer is None:
+        result: tuple[tuple, Node] = ((), container)
+    else:
+        outer_container = _container_of(outer)
+        if outer_container is None:
+            result = ((), container)
+        else:
+            prefix, root = _prefix_and_root(doc, outer_container, memo)
+            own = tuple(s.name for s in attrpath_segments(doc, outer.child_by_field_name("attrpath")))
+            result = (prefix + own, root)
+    memo[key] = result
+    return result
+
+
+def bindings(doc: Document) -> list[Binding]:
+    """Every `path = value;` binding, with paths counted through nested and `//`-merged attrsets."""
+    memo: dict = {}
+    found = []
+    for node in walk(doc.root, "binding"):
+        attrpath = node.child_by_field_name("attrpath")
+        value = node.child_by_field_name("expression")
+        container = _container_of(node)
+        if attrpath is None or value is None or container is None:
+            continue
+        prefix, root = _prefix_and_root(doc, container, memo)
+        own = tuple(s.name for s in attrpath_segments(doc, attrpath))
+        found.append(Binding(node, attrpath, prefix + own, value, container, root))
+    return found
+
+
+def find_bindings(doc: Document, dotted: str, within: Node | None = None) -> list[Binding]:
+    """Bindings whose full path is `dotted` (e.g. "meta.longDescription"), optionally under `within`."""
+    wanted = tuple(dotted.split("."))
+    return [
+        b
+        for b in bindings(doc)
+        if b.path == wanted
+        and (within is None or within.start_byte <= b.node.start_byte < within.end_byte)
+    ]
+
+
+# --- functions, formals, inherit, with ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Formal:
+    node: Node
+    name_node: Node
+    name: str
+    default: Node | None
+
+
+@dataclass(frozen=True)
+class Function:
+    """A lambda: `x: body`, `{ a, b ? 1, ... }: body`, or either with an `@` pattern."""
+
+    node: Node
+    formals: tuple[Formal, ...]
+    has_formals: bool
+    ellipsis: bool
+    at_name: str | None
+    at_node: Node | None
+    body: Node | None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        bound = tuple(f.name for f in self.formals)
+        return bound + ((self.at_name,) if self.at_name else ())
+
+
+def functions(doc: Document) -> list[Function]:
+    found = []
+    for node in walk(doc.root, "function_expression"):
+        formals_node = node.child_by_field_name("formals")
+        formals = []
+        ellipsis = False
+        if formals_node is not None:
+            ellipsis = formals_node.child_by_field_name("ellipses") is not None
+            for formal in formals_node.children_by_field_name("formal"):
+                name_node = formal.child_by_field_name("name")
+                if name_node is None or name_node.is_missing:
+                    continue
+                formals.append(
+                    Formal(formal, name_node, doc.text(name_node).decode(), formal.child_by_field_name("default"))
+                )
+        universal = node.child_by_field_name("universal")
+        found.append(
+            Function(
+                node=node,
+                formals=tuple(formals),
+                has_formals=formals_node is not None,
+                ellipsis=ellipsis,
+                at_name=doc.text(universal).decode() if universal is not None else None,
+                at_node=universal,
+                body=node.child_by_field_name("body"),
+            )
+        )
+    return found
+
+
+@dataclass(frozen=True)
+class Inherit:
+    """`inherit a b;` or `inherit (source) a b;` with each inherited name and its node."""
+
+    node: Node
+    source: Node | None
+    names: tuple[Segment, ...]
+
+
+def inherits(doc: Document) -> list[Inherit]:
+    found = []
+    for node in walk(doc.root, "inherit", "inherit_from"):
+        attrs = node.child_by_field_name("attrs")
+        names = tuple(Segment(c, name_of(doc, c)) for c in attrs.children_by_field_name("attr")) if attrs else ()
+        found.append(Inherit(node, node.child_by_field_name("expression"), names))
+    return found
+
+
+@dataclass(frozen=True)
+class With:
+    node: Node
+    environment: Node
+    body: Node
+
+
+def withs(doc: Document) -> list[With]:
+    return [
+        With(n, n.child_by_field_name("environment"), n.child_by_field_name("body"))
+        for n in walk(doc.root, "with_expression")
+    ]
+
+
+# --- strings ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StringPart:
+    """A piece of a string: "literal" (raw fragment), "escape" or "interpolation"."""
+
+    kind: str
+    node: Node
+
+
+@dataclass(frozen=True)
+class NixString:
+    node: Node
+    indented: bool
+    parts: tuple[StringPart, ...]
+
+    def literals(self) -> tuple[Node, ...]:
+        return tuple(p.node for p in self.parts if p.kind == "literal")
+
+
+_PART_KINDS = {"string_fragment": "literal", "escape_sequence": "escape", "dollar_escape": "escape", "interpolation": "interpolation"}
+
+
+def as_string(node: Node) -> NixString | None:
+    """The string view of a string node (None for anything else)."""
+    if node.type not in STRING_TYPES:
+        return None
+    parts = tuple(StringPart(_PART_KINDS[c.type], c) for c in node.named_children if c.type in _PART_KINDS)
+    return NixString(node, node.type == "indented_string_expression", parts)
+
+
+def strings(doc: Document, within: Node | None = None) -> list[NixString]:
+    """Every string literal (double-quoted and indented), including attrpath keys like `"a b" = 1;`."""
+    return [s for s in (as_string(n) for n in walk(within or doc.root, *STRING_TYPES)) if s is not None]
+
+
+def string_value(doc: Document, node: Node) -> bytes | None:
+    """The raw bytes of a string with no interpolations and no escapes (None otherwise)."""
+    string = as_string(node)
+    if string is None or any(p.kind != "literal" for p in string.parts):
+        return None
+    return b"".join(doc.text(p.node) for p in string.parts)
+
+
+# --- overrideAttrs ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OverrideAttrs:
+    """`x.overrideAttrs (old: { ... })`: the returned attrset and the name of the old-attrs parameter."""
+
+    node: Node
+    attrset: Node
+    old_name: str | None
+
+
+def override_attrs(doc: Document) -> list[OverrideAttrs]:
+    found = []
+    for node in walk(doc.root, "apply_expression"):
+        function = unwrap(node.child_by_field_name("function"))
+        if function is None or function.type != "select_expression":
+            continue
+        names = attrpath_segments(doc, function.child_by_field_name("attrpath"))
+        if not names or names[-1].name != "overrideAttrs":
+            continue
+        argument = unwrap(node.child_by_field_name("argument"))
+        old_name = None
+        while argument is not None and argument.type == "function_expression":
+            universal = argument.child_by_field_name("universal")
+            if universal is not None:
+                old_name = doc.text(universal).decode()
+            argument = unwrap(argument.child_by_field_name("body"))
+        if argument is not None and argument.type in ATTRSET_TYPES:
+            found.append(OverrideAttrs(node, argument, old_name))
+    return found
+
+
+# --- fetchers -----------------------------------------------------------------------------
+
+FETCHER_NAMES = frozenset(
+    {"fetchTarball", "fetchurl", "fetchzip", "fetchFromGitHub", "fetchgit", "fetchGit"}
+)
+
+
+@dataclass(frozen=True)
+class FetcherCall:
+    """A fetcher applied to an attrset (`{ url = ...; rev = ...; }`) or to a bare URL string.
+
+    `args` maps each top-level argument name to its value node; `url`, `rev` and the
+    hash nodes are shortcuts into it (for the bare form, `url` is the string argument).
+    """
+
+    node: Node
+    function: str
+    form: str
+    args: dict
+    url: Node | None
+
+    @property
+    def rev(self) -> Node | None:
+        return self.args.get("rev")
+
+    @property
+    def hashes(self) -> dict:
+        return {k: v for k, v in self.args.items() if k in ("hash", "sha256", "narHash", "outputHash")}
+
+
+def _function_name(doc: Document, node: Node) -> str | None:
+    node = unwrap(node)
+    if node is None:
+        return None
+    if node.type == "variable_expression":
+        return doc.text(node).decode("utf-8", "replace")
+    if node.type == "select_expression":
+        base = node.child_by_field_name("expression")
+        names = [s.name for s in attrpath_segments(doc, node.child_by_field_name("attrpath"))]
+        if None in names:
+            return None
+        prefix = doc.text(base).decode("utf-8", "replace") if base.type == "variable_expression" else "<expr>"
+        return ".".join([prefix] + names)
+    return None
+
+
+def fetcher_calls(doc: Document) -> list[FetcherCall]:
+    """Calls of builtins.fetchTarball, fetchTarball, fetchurl, fetchzip, fetchFromGitHub, fetchgit, builtins.fetchGit."""
+    found = []
+    for node in walk(doc.root, "apply_expression"):
+        name = _function_name(doc, node.child_by_field_name("function"))
+        if name is None or name.rsplit(".", 1)[-1] not in FETCHER_NAMES:
+            continue
+        argument = unwrap(node.child_by_field_name("argument"))
+        if argument is None:
+            continue
+        if argument.type in STRING_TYPES:
+            found.append(FetcherCall(node, name, "url", {"url": argument}, argument))
+        elif argument.type in ("attrset_expression", "rec_attrset_expression"):
+            args = {}
+            for binding in walk(argument, "binding"):
+                if _container_of(binding) != argument:
+                    continue
+                segments = attrpath_segments(doc, binding.child_by_field_name("attrpath"))
+                if len(segments) == 1 and segments[0].name is not None:
+                    args[segments[0].name] = binding.child_by_field_name("expression")
+            found.append(FetcherCall(node, name, "attrset", args, args.get("url")))
+    return found
