@@ -41,9 +41,13 @@ def options_from(report_format, report_output, no_color, check) -> ReportOptions
     return ReportOptions(report_format, report_output, False if no_color else None, check)
 
 
-def emit(plan: Plan, options: ReportOptions) -> None:
-    """Write the report of `plan` where `options` say (placeholder: plain text summary and diffs)."""
+def emit(plan: Plan, options: ReportOptions) -> int:
+    """Write the report of `plan` where `options` say; return the exit code `--check` asks for.
+
+    Placeholder until the reports issue: plain text summary and diffs on stdout.
+    """
     from pinshift.report.text import render_text
 
     text = render_text(plan, color=False)
     click.echo(text, nl=False)
+    return 1 if options.check and plan.would_change else 0

@@ -1,0 +1,1 @@
+"""Knowing a recipe repository: facts (scan), naming rules (lint), compatibility with a pin (verify)."""
