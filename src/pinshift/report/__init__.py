@@ -2,16 +2,25 @@
 
 Commands that plan steps (`migrate`, `apply`) decorate themselves with
 `report_options` and call `emit(plan, options)`; the report is always a
-rendering of the same Plan the files and commits were made from.
+rendering of the same Plan the files and commits were made from. Renderers are
+imported only when a report is written, so `pinshift --help` stays fast.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import click
 
+from pinshift.errors import UsageError
 from pinshift.plan import Plan
+from pinshift.report.progress import ProgressBar, progress_bar  # noqa: F401  (re-exported for commands)
+
+DEFAULT_MARKDOWN_LIMIT = 65_000  # GitHub rejects comments over 65,536 characters
+_LIMIT_KEY = "pinshift.report.markdown_limit"
 
 
 @dataclass(frozen=True)
@@ -20,10 +29,20 @@ class ReportOptions:
     output: str | None = None  # write the report to this file (atomically) instead of stdout
     color: bool | None = None  # None = decide from the terminal and NO_COLOR
     check: bool = False  # exit 1 when the plan would still change something
+    markdown_limit: int = DEFAULT_MARKDOWN_LIMIT  # characters; diffs are left out (largest first) to fit
+
+
+def _remember_limit(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
+    # Stored on the context rather than passed to the command, so commands keep their signatures.
+    if value is not None:
+        if value < 1000:
+            raise click.BadParameter("must be at least 1000 characters")
+        ctx.meta[_LIMIT_KEY] = value
+    return value
 
 
 def report_options(command):
-    """The shared report flags: --format, --output, --no-color, --check."""
+    """The shared report flags: --format, --output, --no-color, --check (and --markdown-limit)."""
     options = [
         click.option("--format", "report_format", type=click.Choice(["text", "markdown", "json"]), default=None,
                      help="Report format (default: text)."),
@@ -31,6 +50,9 @@ def report_options(command):
                      help="Write the report to FILE instead of stdout."),
         click.option("--no-color", "no_color", is_flag=True, help="Never colour the text report."),
         click.option("--check", is_flag=True, help="Exit 1 if anything would still change (for CI)."),
+        click.option("--markdown-limit", type=int, default=None, expose_value=False, callback=_remember_limit,
+                     metavar="CHARS", help=f"Longest Markdown report; larger diffs are left out "
+                                           f"(default: {DEFAULT_MARKDOWN_LIMIT})."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -38,16 +60,79 @@ def report_options(command):
 
 
 def options_from(report_format, report_output, no_color, check) -> ReportOptions:
-    return ReportOptions(report_format, report_output, False if no_color else None, check)
+    ctx = click.get_current_context(silent=True)
+    limit = ctx.meta.get(_LIMIT_KEY, DEFAULT_MARKDOWN_LIMIT) if ctx is not None else DEFAULT_MARKDOWN_LIMIT
+    return ReportOptions(report_format, report_output, False if no_color else None, check, limit)
+
+
+def use_color(options: ReportOptions, stream) -> bool:
+    """Colour only for a terminal, never with --no-color, NO_COLOR (any value) or --output."""
+    if options.color is not None:
+        return options.color
+    if options.output or "NO_COLOR" in os.environ:
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def link_base(plan: Plan) -> str | None:
+    """Where warning links point: the plan's repository URL, else the GitHub Actions repository."""
+    if plan.repository.startswith(("https://", "http://")):
+        return plan.repository.removesuffix(".git")
+    server, repository = os.environ.get("GITHUB_SERVER_URL"), os.environ.get("GITHUB_REPOSITORY")
+    if server and repository:
+        return f"{server.rstrip('/')}/{repository}"
+    return None
+
+
+def render(plan: Plan, options: ReportOptions, color: bool = False) -> str:
+    """The report text in the chosen format."""
+    chosen = options.format or "text"
+    if chosen == "json":
+        from pinshift.report.json import render_json
+
+        return render_json(plan)
+    if chosen == "markdown":
+        from pinshift.report.markdown import render_markdown
+
+        return render_markdown(plan, options.markdown_limit, link_base(plan))
+    from pinshift.report.text import render_text
+
+    return render_text(plan, color=color)
+
+
+def _write_file(target: str, text: str) -> None:
+    from pinshift.files import write_atomic
+
+    path = Path(target)
+    if path.is_dir():
+        raise UsageError(f"--output {target}: is a directory; give a file name")
+    if not path.parent.is_dir():
+        raise UsageError(f"--output {target}: directory {path.parent} does not exist; create it first")
+    try:
+        write_atomic(path, text.encode("utf-8"))
+    except OSError as error:
+        raise UsageError(f"--output {target}: cannot write ({error.strerror or error})") from None
 
 
 def emit(plan: Plan, options: ReportOptions) -> int:
     """Write the report of `plan` where `options` say; return the exit code `--check` asks for.
 
-    Placeholder until the reports issue: plain text summary and diffs on stdout.
+    Warnings and refused files also go to stderr, so they are seen when the report
+    goes to a file or a pipe. Returns 1 under --check when the plan would change a file.
     """
-    from pinshift.report.text import render_text
+    stdout = sys.stdout
+    text = render(plan, options, color=use_color(options, stdout))
+    if options.output:
+        _write_file(options.output, text)
+    else:
+        click.echo(text, nl=False, color=True)
+    for warning in plan.warnings:
+        click.echo(f"pinshift: warning: {warning}", err=True)
+    for change in plan.refused:
+        from pinshift.report.text import with_path
 
-    text = render_text(plan, color=False)
-    click.echo(text, nl=False)
+        click.echo(f"pinshift: refused: {with_path(change)}", err=True)
+    if options.output:
+        click.echo(f"pinshift: report written to {options.output}", err=True)
     return 1 if options.check and plan.would_change else 0

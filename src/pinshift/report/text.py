@@ -1,22 +1,84 @@
-"""The plain-text report: a headline per step with counts, then the unified diff of each file."""
+"""The terminal report: a headline per step with counts, then the unified diff of each file.
+
+Colour is decided by the caller (`emit`): on only for a TTY without NO_COLOR or
+--no-color. Diffs are decoded with replacement characters for display only.
+"""
 
 from __future__ import annotations
 
+import click
+
 from pinshift.diff import diff_text
-from pinshift.plan import Plan
+from pinshift.plan import FileChange, Plan, StepPlan
+from pinshift.report.totals import endpoint, plural, short, totals
+
+_DIFF_COLOURS = (("+++", {"bold": True}), ("---", {"bold": True}), ("@@", {"fg": "cyan"}),
+                 ("+", {"fg": "green"}), ("-", {"fg": "red"}))
+
+
+def _style(text: str, color: bool, **style) -> str:
+    return click.style(text, **style) if color else text
+
+
+def _diff(change: FileChange, color: bool) -> list[str]:
+    lines = diff_text(change.path, change.before or b"", change.after or b"").splitlines()
+    if not color:
+        return lines
+    out = []
+    for line in lines:
+        style = next((s for prefix, s in _DIFF_COLOURS if line.startswith(prefix)), None)
+        out.append(click.style(line, **style) if style else line)
+    return out
+
+
+def with_path(change: FileChange) -> str:
+    """The outcome reason, led by the path when the reason does not already name it."""
+    reason = change.reason or change.outcome.value
+    return reason if reason.startswith(change.path) else f"{change.path}: {reason}"
+
+
+def headline(step: StepPlan) -> str:
+    return (
+        f"step {step.index}/{step.total} {step.kind}: {step.title} — "
+        f"{plural(len(step.changed), 'file')} changed, {plural(step.edit_count, 'edit')}, "
+        f"{plural(len(step.warnings), 'warning')}"
+    )
+
+
+def _step(step: StepPlan, color: bool) -> list[str]:
+    lines = [_style(headline(step), color, bold=True)]
+    if step.commit:
+        lines.append(f"commit {short(step.commit)}")
+    lines.extend(f"note: {note}" for note in step.notes)
+    for change in step.changed:
+        lines.extend(_diff(change, color))
+    lines.extend(f"skipped: {with_path(c)}" for c in step.skipped)
+    lines.extend(_style(f"refused: {with_path(c)}", color, fg="red") for c in step.refused)
+    lines.extend(_style(f"warning: {w}", color, fg="yellow") for w in step.warnings)
+    return lines
+
+
+def title_line(plan: Plan) -> str:
+    """`recipe NAME: base (abc1234) → target`; the branches only when the run has them (not `apply`)."""
+    title = f"recipe {plan.recipe}" if plan.recipe else "pinshift"
+    if plan.base or plan.base_commit or plan.target or plan.target_commit:
+        return f"{title}: {endpoint(plan.base, plan.base_commit)} → {endpoint(plan.target, plan.target_commit)}"
+    return f"{title}: {plan.repository}" if plan.repository else title
 
 
 def render_text(plan: Plan, color: bool = False) -> str:
-    lines = []
+    lines = [f"{title_line(plan)} ({'dry run' if plan.dry_run else 'committed'})"]
+    lines.extend(f"note: {note}" for note in plan.notes)
     for step in plan.steps:
-        lines.append(
-            f"step {step.index}/{step.total} {step.kind}: {step.title} — "
-            f"{len(step.changed)} files changed, {step.edit_count} edits, {len(step.warnings)} warnings"
-        )
-        for change in step.changed:
-            lines.append(diff_text(change.path, change.before, change.after).rstrip("\n"))
-        for change in step.refused:
-            lines.append(f"refused: {change.reason}")
-        for warning in step.warnings:
-            lines.append(f"warning: {warning}")
+        lines.append("")
+        lines.extend(_step(step, color))
+    t = totals(plan)
+    lines.append("")
+    summary = (
+        f"{plural(t.steps, 'step')}, {plural(t.files_changed, 'file')} changed, {plural(t.edits, 'edit')}, "
+        f"{plural(t.warnings, 'warning')}, {t.skipped} skipped, {t.refused} refused"
+    )
+    if not plan.would_change:
+        summary += " — nothing to change"
+    lines.append(_style(summary, color, bold=True))
     return "\n".join(lines) + "\n"

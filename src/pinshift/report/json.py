@@ -1,0 +1,75 @@
+"""The machine report, schema "pinshift.report/1" (documented in docs/report-schema.md).
+
+Every value comes straight from the Plan. Bytes (edit before/after) are decoded
+as UTF-8 with U+FFFD for undecodable bytes: the report is for reading, the
+commits hold the exact bytes. Keys keep a fixed order so reports diff cleanly.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+from pinshift.plan import AppliedEdit, FileChange, Plan, StepPlan, Warning
+from pinshift.report.totals import totals
+
+SCHEMA = "pinshift.report/1"
+
+
+def _text(data: bytes | None) -> str:
+    return (data or b"").decode("utf-8", "replace")
+
+
+def _edit(edit: AppliedEdit) -> dict[str, Any]:
+    return {
+        "path": edit.path, "line": edit.line, "column": edit.column,
+        "before": _text(edit.before), "after": _text(edit.after), "reason": edit.reason,
+    }
+
+
+def _warning(warning: Warning) -> dict[str, Any]:
+    return {"path": warning.path, "line": warning.line, "column": warning.column, "message": warning.message}
+
+
+def _outcome(change: FileChange) -> dict[str, str]:
+    return {"path": change.path, "reason": change.reason}
+
+
+def _step(step: StepPlan) -> dict[str, Any]:
+    return {
+        "index": step.index,
+        "total": step.total,
+        "kind": step.kind,
+        "title": step.title,
+        "message": step.message,
+        "params": step.params,
+        "files_changed": [c.path for c in step.changed],
+        "edits": [_edit(e) for c in step.changed for e in c.edits],
+        "warnings": [_warning(w) for w in step.warnings],
+        "skipped": [_outcome(c) for c in step.skipped],
+        "refused": [_outcome(c) for c in step.refused],
+        "notes": list(step.notes),
+        "commit": step.commit or None,
+    }
+
+
+def report_data(plan: Plan) -> dict[str, Any]:
+    """The report as plain JSON values."""
+    return {
+        "schema": SCHEMA,
+        "recipe": plan.recipe,
+        "repository": plan.repository,
+        "dry_run": plan.dry_run,
+        "base": {"ref": plan.base, "commit": plan.base_commit or None},
+        "target": {"ref": plan.target, "commit": plan.target_commit or None},
+        "would_change": plan.would_change,
+        "notes": list(plan.notes),
+        "steps": [_step(s) for s in plan.steps],
+        "totals": asdict(totals(plan)),
+    }
+
+
+def render_json(plan: Plan) -> str:
+    # default=str: recipe params are TOML values; dates and times are shown as text.
+    return json.dumps(report_data(plan), indent=2, ensure_ascii=False, default=str) + "\n"

@@ -1,0 +1,44 @@
+"""Counts every report format shows, computed once from the Plan so the formats never disagree."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pinshift.plan import Plan
+
+
+@dataclass(frozen=True)
+class Totals:
+    steps: int
+    files_changed: int  # distinct paths changed by any step
+    edits: int
+    warnings: int
+    skipped: int
+    refused: int
+
+
+def totals(plan: Plan) -> Totals:
+    return Totals(
+        steps=len(plan.steps),
+        files_changed=len(plan.changed_paths),
+        edits=sum(s.edit_count for s in plan.steps),
+        warnings=len(plan.warnings),
+        skipped=sum(len(s.skipped) for s in plan.steps),
+        refused=len(plan.refused),
+    )
+
+
+def short(commit: str | None) -> str:
+    """The 7-character abbreviation reviewers recognise from git."""
+    return (commit or "")[:7]
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def endpoint(ref: str, commit: str) -> str:
+    """`ref (abc1234)`, or whichever of the two is known."""
+    if ref and commit:
+        return f"{ref} ({short(commit)})"
+    return ref or short(commit) or "?"
