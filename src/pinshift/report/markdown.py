@@ -55,7 +55,7 @@ class _Diff:
 
     def left_out(self) -> str:
         lines = self.body.count("\n")
-        return f"- {self.summary} — diff left out ({plural(lines, 'line')})\n"
+        return f"- {self.summary} — diff left out ({plural(lines, 'line')})"
 
 
 def _diff(step: StepPlan, change: FileChange) -> _Diff:

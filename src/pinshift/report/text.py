@@ -21,7 +21,8 @@ def _style(text: str, color: bool, **style) -> str:
 
 
 def _diff(change: FileChange, color: bool) -> list[str]:
-    lines = diff_text(change.path, change.before or b"", change.after or b"").splitlines()
+    # split on "\n" only: a CRLF file keeps its "\r" (str.splitlines would also split on \x0c, \u2028...)
+    lines = diff_text(change.path, change.before or b"", change.after or b"").removesuffix("\n").split("\n")
     if not color:
         return lines
     out = []

@@ -1,0 +1,97 @@
+"""The JSON report: schema pinshift.report/1, validated against docs/report-schema.json, and golden snapshots."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from report_plans import build_plan, demo_files, fixture_files, write_tree, assert_golden
+
+from pinshift.plan import AppliedEdit, FileChange, Outcome, Plan, StepPlan
+from pinshift.report.json import SCHEMA, render_json
+
+jsonschema = pytest.importorskip("jsonschema")
+SCHEMA_FILE = Path(__file__).parent.parent / "docs" / "report-schema.json"
+
+
+def validate(text: str) -> dict:
+    data = json.loads(text)
+    schema = json.loads(SCHEMA_FILE.read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.Draft202012Validator(schema).validate(data)
+    return data
+
+
+@pytest.fixture
+def fixture_plan(tmp_path):
+    return build_plan(write_tree(tmp_path, fixture_files()))
+
+
+def test_fixture_report_matches_golden_and_schema(fixture_plan):
+    text = render_json(fixture_plan)
+    data = validate(text)
+    assert data["schema"] == SCHEMA == "pinshift.report/1"
+    assert_golden("fixture.json", text)
+
+
+def test_committed_report_carries_commit_ids(tmp_path):
+    data = validate(render_json(build_plan(write_tree(tmp_path, fixture_files()), committed=True)))
+    assert data["dry_run"] is False
+    assert [s["commit"] for s in data["steps"]] == ["2" * 40, "3" * 40]
+    assert data["target"] == {"ref": "pytorch-2.10-cuda12_9", "commit": "3" * 40}
+    assert data["base"]["commit"] == "1" * 40
+
+
+def test_demo_report_matches_golden_and_schema(tmp_path):
+    text = render_json(build_plan(write_tree(tmp_path, demo_files())))
+    data = validate(text)
+    assert data["totals"] == {"steps": 2, "files_changed": 66, "edits": 132, "warnings": 66, "skipped": 0, "refused": 0}
+    assert_golden("demo.json", text)
+
+
+def test_steps_list_edits_outcomes_and_totals_from_the_plan(fixture_plan):
+    data = validate(render_json(fixture_plan))
+    first, second = data["steps"]
+    assert first["files_changed"] == [
+        ".flox/pkgs/latin1-comment.nix",
+        ".flox/pkgs/pytorch-python313-cuda12_9-sm90-avx512.nix",
+        ".flox/pkgs/pytorch-python313-darwin-mps.nix",
+    ]
+    assert first["refused"][0]["path"] == ".flox/pkgs/broken.nix"
+    assert "syntax error" in first["refused"][0]["reason"]
+    assert first["skipped"] == [{"path": ".flox/pkgs/blob.nix", "reason": ".flox/pkgs/blob.nix: binary file (NUL byte); skipped"}]
+    assert {w["line"] for w in first["warnings"]} == {8}
+    edit = second["edits"][1]
+    assert (edit["line"], edit["column"]) == (32, 4)
+    assert edit["before"] == "nixpkgs_pinned.python3Packages.torch"
+    assert edit["after"] == "nixpkgs_pinned.python313Packages.torch"
+    assert first["params"]["new"] == "0182a361324364ae3f436a63005877674cf45efb"
+    assert data["totals"]["edits"] == sum(len(s["edits"]) for s in data["steps"])
+    assert data["would_change"] is True
+
+
+def test_undecodable_bytes_become_replacement_characters():
+    change = FileChange(
+        "a.nix", Outcome.CHANGED, before=b"x = \"caf\xe9\";\n", after=b"x = \"caf\xc3\xa9\";\n",
+        edits=[AppliedEdit("a.nix", 1, 6, b"caf\xe9", b"caf\xc3\xa9", "fix encoding")],
+    )
+    plan = Plan("r", [StepPlan(1, 1, "k", "t", {}, files=[change])])
+    data = validate(render_json(plan))
+    assert data["steps"][0]["edits"][0]["before"] == "caf\ufffd"
+    assert data["steps"][0]["edits"][0]["after"] == "café"
+
+
+def test_a_plan_that_changes_nothing_is_valid_and_says_so():
+    plan = Plan("r", [StepPlan(1, 1, "k", "t", {"when": __import__("datetime").date(2026, 1, 2)})])
+    data = validate(render_json(plan))
+    assert data["would_change"] is False
+    assert data["steps"][0]["params"] == {"when": "2026-01-02"}  # TOML dates are shown as text
+    assert data["base"] == {"ref": "", "commit": None}
+
+
+def test_changed_files_still_parse_as_nix(fixture_plan, nix_oracle):
+    for step in fixture_plan.steps:
+        for change in step.changed:
+            ok, canonical = nix_oracle(change.after)
+            assert ok, f"{change.path}: {canonical}"
