@@ -60,6 +60,9 @@ def report_options(command):
 
 
 def options_from(report_format, report_output, no_color, check) -> ReportOptions:
+    """ReportOptions from the flags; a bad --output fails here, before anything is planned or written."""
+    if report_output:
+        _check_output(report_output)
     ctx = click.get_current_context(silent=True)
     limit = ctx.meta.get(_LIMIT_KEY, DEFAULT_MARKDOWN_LIMIT) if ctx is not None else DEFAULT_MARKDOWN_LIMIT
     return ReportOptions(report_format, report_output, False if no_color else None, check, limit)
@@ -101,14 +104,19 @@ def render(plan: Plan, options: ReportOptions, color: bool = False) -> str:
     return render_text(plan, color=color)
 
 
-def _write_file(target: str, text: str) -> None:
-    from pinshift.files import write_atomic
-
+def _check_output(target: str) -> Path:
     path = Path(target)
     if path.is_dir():
         raise UsageError(f"--output {target}: is a directory; give a file name")
     if not path.parent.is_dir():
         raise UsageError(f"--output {target}: directory {path.parent} does not exist; create it first")
+    return path
+
+
+def _write_file(target: str, text: str) -> None:
+    from pinshift.files import write_atomic
+
+    path = _check_output(target)
     try:
         write_atomic(path, text.encode("utf-8"))
     except OSError as error:
