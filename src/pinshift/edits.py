@@ -95,7 +95,10 @@ def apply_to_document(doc: Document, edits: Sequence[Edit]) -> Document:
     """The re-parsed result of applying `edits`; raises EditRefused if it breaks the syntax."""
     if not edits:
         return doc
-    result = parse_document(apply_edits(doc.data, edits, doc), doc.path)
+    edits = normalize_edits(edits, doc)
+    data = apply_edits(doc.data, edits, doc)
+    reparse = getattr(doc, "reparse", None)
+    result = reparse(data, edits) if reparse else parse_document(data, doc.path)
     fresh = new_problems(doc, result)
     if fresh:
         first = fresh[0]

@@ -84,11 +84,45 @@ class Document:
         line, column = self.position(offset)
         return f"{self.path}:{line}:{column}"
 
+    def reparse(self, data: bytes, edits) -> "Document":
+        """The document for `data`, which is `self.data` with sorted, non-overlapping `edits` applied.
+
+        Incremental: the old tree is told where the bytes moved, so tree-sitter
+        re-reads only the changed regions (several times faster than a fresh parse
+        on a recipe-sized file). The result is the same tree a fresh parse gives.
+        """
+        tree = self.tree.copy()
+        for edit in sorted(edits, key=lambda e: e.start, reverse=True):
+            start = _point(self.data, edit.start)
+            old_end = _point(self.data, edit.end)
+            tree.edit(
+                start_byte=edit.start,
+                old_end_byte=edit.end,
+                new_end_byte=edit.start + len(edit.replacement),
+                start_point=start,
+                old_end_point=old_end,
+                new_end_point=_advance(start, edit.replacement),
+            )
+        return Document(path=self.path, data=data, tree=_parser().parse(data, tree))
+
     @cached_property
     def problems(self) -> tuple[Problem, ...]:
         from pinshift.syntax.problems import find_problems
 
         return tuple(find_problems(self))
+
+
+def _point(data: bytes, offset: int) -> tuple[int, int]:
+    """tree-sitter's 0-based (row, byte column) of an offset."""
+    return data.count(b"\n", 0, offset), offset - (data.rfind(b"\n", 0, offset) + 1)
+
+
+def _advance(start: tuple[int, int], inserted: bytes) -> tuple[int, int]:
+    """The point reached after writing `inserted` at `start`."""
+    newlines = inserted.count(b"\n")
+    if not newlines:
+        return start[0], start[1] + len(inserted)
+    return start[0] + newlines, len(inserted) - (inserted.rfind(b"\n") + 1)
 
 
 def parse_document(data: bytes, path: str = "<memory>") -> Document:
