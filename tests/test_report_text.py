@@ -121,4 +121,4 @@ def test_progress_bar_follows_the_real_runner(tmp_path):
     with progress_bar("planning", stream=stream) as bar:
         plan_recipe(DirectoryTree(root, use_git=False), recipe,
                     validate_recipe(recipe, load_kinds_from(REPORTS / "migrations")), RunOptions(progress=bar))
-    assert stream.getvalue().count("] 66/66") == 2  # one full bar per step
+    assert stream.getvalue().count("] 66/66") == 1  # both steps run in one pass over the files

@@ -12,6 +12,17 @@ class PinshiftError(Exception):
 
     exit_code = 2
 
+    def __reduce__(self):
+        # Errors cross process boundaries (see pinshift.pool); keep subclass fields such as `key`.
+        return (_restore, (type(self), self.args, dict(self.__dict__)))
+
+
+def _restore(cls: type, args: tuple, state: dict) -> PinshiftError:
+    error = Exception.__new__(cls)
+    error.args = args
+    error.__dict__.update(state)
+    return error
+
 
 class UsageError(PinshiftError):
     """The invocation or configuration is wrong (bad option, unknown recipe, bad parameter)."""

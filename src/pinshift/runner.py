@@ -1,16 +1,25 @@
 """Turn a recipe (or one step) into a Plan, entirely in memory.
 
 Steps run in order; each step reads the files as the previous step left them,
-so the Plan holds exactly the bytes each commit will contain. Per file, per
-step: read, prefilter on the step's needles, parse, plan edits, apply in one
-pass, re-parse, and record an outcome (changed / unchanged / skipped / refused).
-Nothing here writes files, runs git or prints.
+so the Plan holds exactly the bytes each commit will contain. Nothing here
+writes files, runs git or prints.
+
+Files flow through the steps one at a time (file-major): a file is parsed once,
+each step plans edits on the current tree, the edits are applied in one pass
+and the tree is re-parsed incrementally for the next step. Trees are dropped as
+soon as a file is done, so memory stays flat however large the repository, and
+files are independent, so a process pool can share them out (see
+`pinshift.pool`). The one thing that needs every file at once is a step kind's
+`prepare` (pin-swap resolving an abbreviated revision): such a step starts a new
+*segment*, and the files are surveyed, as the steps before it left them, before
+the segment runs. Results are merged in path order, so serial and parallel runs
+give identical plans.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pinshift import languages
@@ -25,10 +34,15 @@ from pinshift.steps import StepContext, StepKind
 
 @dataclass(frozen=True)
 class RunOptions:
-    """Options shared by every command that plans steps."""
+    """Options shared by every command that plans steps.
+
+    `jobs`: worker processes; None picks the number of CPUs for large runs and
+    1 for small ones (environment `PINSHIFT_JOBS` overrides the automatic choice).
+    """
 
     strict: bool = False
     progress: Callable[[int, int], None] | None = None
+    jobs: int | None = None
 
 
 class WorkingSet:
@@ -47,6 +61,37 @@ class WorkingSet:
         return self.tree.read(path)
 
 
+@dataclass
+class StepJob:
+    """One step as the pipeline runs it: the kind, its (prepared) params and where it applies."""
+
+    index: int
+    total: int
+    kind: StepKind
+    params: Any
+    globs: tuple[str, ...]
+    title: str = ""
+    message: str = ""
+    recipe: str = ""
+    raw_params: Mapping[str, Any] = field(default_factory=dict)
+    needles: tuple[bytes, ...] = ()
+
+    def applies_to(self, path: str, language: str | None) -> bool:
+        return language is not None and language in self.kind.languages and matches(path, self.globs)
+
+    def new_plan(self) -> StepPlan:
+        step = StepPlan(
+            index=self.index, total=self.total, kind=self.kind.name,
+            title=self.title or self.kind.name, params=dict(self.raw_params), message=self.message,
+        )
+        if self.kind.origin != "bundled":
+            step.notes.append(f"step kind '{self.kind.name}' loaded from {self.kind.origin}")
+        return step
+
+
+# --- one file through a segment of steps ----------------------------------------------------
+
+
 def _applied(doc: Any, edits) -> list[AppliedEdit]:
     out = []
     for edit in edits:
@@ -63,6 +108,136 @@ def _warnings(doc: Any, output) -> list[Warning]:
     return out
 
 
+def _refusal(doc: Any) -> str:
+    return f"{doc.problems[0]}; fix the file or exclude it from the step's files"
+
+
+def process_file(path: str, data: bytes, jobs: Sequence[StepJob]) -> list[FileChange | None]:
+    """Run `jobs` in order on one file; one FileChange per job (None where the job does not apply).
+
+    The file is parsed at most once; after each changing step the tree is
+    re-parsed incrementally from the edits.
+    """
+    language = languages.language_for(path)
+    results: list[FileChange | None] = []
+    doc = None
+    for job in jobs:
+        if not job.applies_to(path, language):
+            results.append(None)
+            continue
+        current = doc.data if doc is not None else data
+        if job.needles and not any(n in current for n in job.needles):
+            results.append(FileChange(path, Outcome.UNCHANGED, language))
+            continue
+        if doc is None:
+            doc = languages.parse(language, data, path)
+        if doc.problems:
+            results.append(FileChange(path, Outcome.REFUSED, language, reason=_refusal(doc)))
+            continue
+        output = job.kind.plan(doc, job.params, StepContext(path=path, recipe=job.recipe, step_index=job.index))
+        change = FileChange(path, Outcome.UNCHANGED, language, warnings=_warnings(doc, output))
+        try:
+            edits = normalize_edits(output.edits, doc)
+            result = apply_to_document(doc, edits)
+        except (EditConflict, EditRefused) as error:
+            change.outcome, change.reason = Outcome.REFUSED, str(error)
+            results.append(change)
+            continue
+        if result.data != doc.data:
+            change.outcome = Outcome.CHANGED
+            change.before, change.after = doc.data, result.data
+            change.edits = _applied(doc, edits)
+            doc = result
+        results.append(change)
+    return results
+
+
+# --- segments: where a step needs every file before it can plan ------------------------------
+
+
+def _needs_survey(job: StepJob) -> bool:
+    module = job.kind.module
+    if not hasattr(module, "prepare"):
+        return False
+    hook = getattr(module, "needs_survey", None)
+    return bool(hook(job.params)) if hook else True
+
+
+class SurveyDocuments(Sequence):
+    """The parsed, problem-free documents a `prepare` hook looks at, parsed lazily on each pass.
+
+    A re-iterable sequence rather than a list, so a survey of ten thousand files
+    never holds ten thousand trees at once.
+    """
+
+    def __init__(self, files: WorkingSet, job: StepJob, paths: Sequence[str]):
+        self.files, self.job = files, job
+        self.paths = [p for p in paths if self._wanted(p)]
+
+    def _wanted(self, path: str) -> bool:
+        if not self.job.applies_to(path, languages.language_for(path)):
+            return False
+        try:
+            data = self.files.read(path)
+        except SkippedFile:
+            return False
+        return not self.job.needles or any(n in data for n in self.job.needles)
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        path = self.paths[index]
+        return languages.parse(languages.language_for(path), self.files.read(path), path)
+
+    def __iter__(self) -> Iterator[Any]:
+        for index in range(len(self)):
+            doc = self[index]
+            if not doc.problems:
+                yield doc
+
+
+def _segments(jobs: Sequence[StepJob]) -> list[list[int]]:
+    """Positions of `jobs`, grouped so that each group after the first starts with a surveying step."""
+    segments: list[list[int]] = []
+    for position, job in enumerate(jobs):
+        if not segments or _needs_survey(job):
+            segments.append([])
+        segments[-1].append(position)
+    return segments
+
+
+def run_jobs(files: WorkingSet, jobs: Sequence[StepJob], options: RunOptions = RunOptions()) -> list[StepPlan]:
+    """Plan every job over `files` (recording changed bytes in it) and return one StepPlan per job."""
+    from pinshift import pool
+
+    jobs = list(jobs)
+    plans = [job.new_plan() for job in jobs]
+    all_paths = files.paths()
+    for positions in _segments(jobs):
+        first = jobs[positions[0]]
+        if _needs_survey(first):
+            survey = SurveyDocuments(files, first, all_paths)
+            jobs[positions[0]] = replace(first, params=first.kind.prepare(first.params, survey))
+        segment = [jobs[p] for p in positions]
+        paths = [p for p in all_paths if any(j.applies_to(p, languages.language_for(p)) for j in segment)]
+        for path, changes in pool.process_files(files, paths, segment, options):
+            for position, change in zip(positions, changes):
+                if change is not None:
+                    plans[position].files.append(change)
+            final = next((c.after for c in reversed(changes) if c is not None and c.after is not None), None)
+            if final is not None:
+                files.changed[path] = final
+    for plan in plans:
+        plan.files.sort(key=lambda f: f.path)
+    return plans
+
+
+# --- the public entry points ------------------------------------------------------------------
+
+
 def plan_step(
     files: WorkingSet,
     kind: StepKind,
@@ -77,58 +252,11 @@ def plan_step(
     options: RunOptions = RunOptions(),
 ) -> StepPlan:
     """Plan one step over the files matching `globs`, and record its results in `files`."""
-    step = StepPlan(
-        index=index, total=total, kind=kind.name, title=title or kind.name,
-        params=dict(raw_params or {}), message=message,
+    job = StepJob(
+        index=index, total=total, kind=kind, params=params, globs=tuple(globs), title=title,
+        message=message, recipe=recipe, raw_params=dict(raw_params or {}), needles=kind.needles(params),
     )
-    if kind.origin != "bundled":
-        step.notes.append(f"step kind '{kind.name}' loaded from {kind.origin}")
-    needles = kind.needles(params)
-    candidates = [p for p in files.paths() if matches(p, globs)]
-    docs = []
-    for number, path in enumerate(candidates, 1):
-        if options.progress:
-            options.progress(number, len(candidates))
-        language = languages.language_for(path)
-        if language is None or language not in kind.languages:
-            continue
-        try:
-            data = files.read(path)
-        except SkippedFile as skipped:
-            step.files.append(FileChange(path, Outcome.SKIPPED, language, reason=str(skipped)))
-            continue
-        if needles and not any(n in data for n in needles):
-            step.files.append(FileChange(path, Outcome.UNCHANGED, language))
-            continue
-        doc = languages.parse(language, data, path)
-        if doc.problems:
-            first = doc.problems[0]
-            step.files.append(
-                FileChange(path, Outcome.REFUSED, language, reason=f"{first}; fix the file or exclude it from the step's files")
-            )
-            continue
-        docs.append((language, doc))
-    params = kind.prepare(params, [doc for _, doc in docs])
-    for language, doc in docs:
-        context = StepContext(path=doc.path, recipe=recipe, step_index=index)
-        output = kind.plan(doc, params, context)
-        change = FileChange(doc.path, Outcome.UNCHANGED, language, warnings=_warnings(doc, output))
-        try:
-            edits = normalize_edits(output.edits, doc)
-            result = apply_to_document(doc, edits)
-        except (EditConflict, EditRefused) as error:
-            change.outcome = Outcome.REFUSED
-            change.reason = str(error)
-            step.files.append(change)
-            continue
-        if result.data != doc.data:
-            change.outcome = Outcome.CHANGED
-            change.before, change.after = doc.data, result.data
-            change.edits = _applied(doc, edits)
-            files.changed[doc.path] = result.data
-        step.files.append(change)
-    step.files.sort(key=lambda f: f.path)
-    return step
+    return run_jobs(files, [job], options)[0]
 
 
 def plan_recipe(
@@ -139,17 +267,14 @@ def plan_recipe(
     start: int = 1,
 ) -> Plan:
     """Plan every step of `recipe` from step `start` on, each on the output of the one before."""
-    files = WorkingSet(tree)
-    plan = Plan(recipe=recipe.name, steps=[])
     total = len(resolved)
-    for index, (step, kind, params) in enumerate(resolved, 1):
-        if index < start:
-            continue
-        plan.steps.append(
-            plan_step(
-                files, kind, params, recipe.files_for(step), index=index, total=total,
-                title=step.title, message=step.message, recipe=recipe.name,
-                raw_params=step.params, options=options,
-            )
+    jobs = [
+        StepJob(
+            index=index, total=total, kind=kind, params=params, globs=tuple(recipe.files_for(step)),
+            title=step.title, message=step.message, recipe=recipe.name, raw_params=dict(step.params),
+            needles=kind.needles(params),
         )
-    return plan
+        for index, (step, kind, params) in enumerate(resolved, 1)
+        if index >= start
+    ]
+    return Plan(recipe=recipe.name, steps=run_jobs(WorkingSet(tree), jobs, options))

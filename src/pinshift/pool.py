@@ -1,0 +1,107 @@
+"""Share files out to worker processes and hand back results in a deterministic order.
+
+Files are independent once a segment's parameters are prepared (see runner), so
+large runs fan out over a fork-started process pool sized to the CPUs. Workers
+inherit the step jobs through fork (user-loaded step modules need not pickle);
+the parent reads every file, so SourceTrees backed by git objects stay in one
+process, and it receives results chunk by chunk in submission order, so the
+merged plan is identical to a serial run.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+
+from pinshift import languages
+from pinshift.files import SkippedFile
+from pinshift.plan import FileChange, Outcome
+
+PARALLEL_MIN_FILES = 400  # below this, starting workers costs more than it saves
+
+_SEGMENT: Sequence = ()  # the jobs workers run; set in the parent just before forking
+
+
+def worker_count(options, files: int) -> int:
+    """How many processes to use for `files` files (1 means: stay in this process)."""
+    if options.jobs:
+        return max(1, options.jobs)
+    forced = os.environ.get("PINSHIFT_JOBS", "")
+    if forced.isdigit() and int(forced) > 0:
+        return int(forced)
+    if files < PARALLEL_MIN_FILES or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+
+
+def _skipped(path: str, reason: str, segment: Sequence) -> list[FileChange | None]:
+    language = languages.language_for(path)
+    return [FileChange(path, Outcome.SKIPPED, language or "", reason=reason) if job.applies_to(path, language) else None
+            for job in segment]
+
+
+def _read_all(files, paths: Sequence[str]) -> Iterator[tuple[str, bytes | None, str]]:
+    for path in paths:
+        try:
+            yield path, files.read(path), ""
+        except SkippedFile as skipped:
+            yield path, None, str(skipped)
+
+
+def _work(chunk: list[tuple[str, bytes]]) -> list[list[FileChange | None]]:
+    from pinshift.runner import process_file
+
+    return [process_file(path, data, _SEGMENT) for path, data in chunk]
+
+
+def _ignore_interrupts() -> None:
+    # Ctrl-C goes to the whole process group; the parent alone decides how to stop.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def process_files(files, paths: Sequence[str], segment: Sequence, options) -> Iterator[tuple[str, list]]:
+    """(path, one FileChange-or-None per job) for every path: in the order of `paths`, skipped files last."""
+    from pinshift.runner import process_file
+
+    total = len(paths)
+    workers = worker_count(options, total)
+    if workers == 1:
+        for number, (path, data, reason) in enumerate(_read_all(files, paths), 1):
+            if options.progress:
+                options.progress(number, total)
+            yield path, (_skipped(path, reason, segment) if data is None else process_file(path, data, segment))
+        return
+
+    global _SEGMENT
+    _SEGMENT = segment
+    size = max(8, min(256, total // (workers * 8) or 1))
+    chunks: list[list[tuple[str, bytes]]] = [[]]
+    skipped: dict[str, str] = {}
+    for path, data, reason in _read_all(files, paths):
+        if data is None:
+            skipped[path] = reason
+            continue
+        if len(chunks[-1]) >= size:
+            chunks.append([])
+        chunks[-1].append((path, data))
+    done = 0
+    context = multiprocessing.get_context("fork")
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_ignore_interrupts) as executor:
+            try:
+                for chunk, results in zip(chunks, executor.map(_work, chunks)):
+                    for (path, _), changes in zip(chunk, results):
+                        yield path, changes
+                    done += len(chunk)
+                    if options.progress:
+                        options.progress(done, total)
+            except BaseException:
+                executor.shutdown(wait=True, cancel_futures=True)
+                raise
+    finally:
+        _SEGMENT = ()
+    for path, reason in skipped.items():
+        yield path, _skipped(path, reason, segment)
