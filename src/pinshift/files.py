@@ -60,22 +60,28 @@ class DirectoryTree:
         return self._paths
 
     def resolve(self, path: str) -> Path:
-        """The real file behind `path`; SkippedFile when a symlink leads out of the tree."""
+        """The real file behind `path`; SkippedFile when a symlink leads out of the tree.
+
+        Listed paths never pass through a symlinked directory (git lists the link
+        itself, the walk does not follow links), so one lstat of the file decides.
+        """
         full = self.root / path
+        if not os.path.islink(full):
+            return full
         real = full.resolve()
-        if full.is_symlink() and not real.is_relative_to(self.root):
+        if not real.is_relative_to(self.root):
             raise SkippedFile(f"{path}: symlink to {real}, outside the repository; skipped")
         return real
 
     def read(self, path: str) -> bytes:
         real = self.resolve(path)
         try:
-            size = real.stat().st_size
-            if size > self.max_bytes:
-                raise SkippedFile(
-                    f"{path}: larger than {self.max_bytes} bytes; skipped (raise --max-bytes to include it)"
-                )
-            data = real.read_bytes()
+            with open(real, "rb") as handle:
+                if os.fstat(handle.fileno()).st_size > self.max_bytes:
+                    raise SkippedFile(
+                        f"{path}: larger than {self.max_bytes} bytes; skipped (raise --max-bytes to include it)"
+                    )
+                data = handle.read()
         except (PermissionError, IsADirectoryError, FileNotFoundError) as error:
             raise SkippedFile(f"{path}: cannot read ({error.strerror or error}); skipped") from None
         check_content(path, data, self.max_bytes)
@@ -92,8 +98,12 @@ def _walk(root: Path) -> Iterable[str]:
             yield (Path(directory) / name).relative_to(root).as_posix()
 
 
-def write_atomic(target: Path, data: bytes) -> None:
-    """Replace `target` with `data` via a temp file in the same directory, keeping its mode."""
+def write_atomic(target: Path, data: bytes, durable: bool = True) -> None:
+    """Replace `target` with `data` via a temp file in the same directory, keeping its mode.
+
+    `durable=False` skips the fsync, for scratch trees (migrate's temporary worktree)
+    whose bytes git stores anyway.
+    """
     try:
         mode = stat.S_IMODE(target.stat().st_mode)
     except FileNotFoundError:
@@ -102,8 +112,9 @@ def write_atomic(target: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         if mode is not None:
             os.chmod(temp, mode)
         os.replace(temp, target)

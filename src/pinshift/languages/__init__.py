@@ -8,7 +8,6 @@ Document; other languages register a module here (see `PARSERS`).
 from __future__ import annotations
 
 import importlib
-from pathlib import PurePosixPath
 from typing import Any
 
 # language -> (module path, suffixes, exact file names)
@@ -19,7 +18,7 @@ PARSERS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
 
 def language_for(path: str) -> str | None:
     """The language of a repository-relative path, or None when no parser handles it."""
-    name = PurePosixPath(path).name
+    name = path.rsplit("/", 1)[-1]
     for language, (_, suffixes, names) in PARSERS.items():
         if name in names or any(name.endswith(s) for s in suffixes):
             return language
