@@ -101,3 +101,26 @@ def test_step_errors_cross_the_process_boundary_intact(tmp_path, jobs):
     with pytest.raises(ParamError) as caught:
         plan_step(files, kind, kind.parse_params({"marker": "(SM120)"}), ["pkgs/*.nix"], options=RunOptions(jobs=jobs))
     assert caught.value.key == "marker" and "found (SM120)" in str(caught.value)
+
+
+class ParentOnlyTree:
+    """A tree whose files only the parent process may read (like one backed by git objects)."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def paths(self):
+        return self.inner.paths()
+
+    def read(self, path):
+        return self.inner.read(path)
+
+
+def test_parallel_run_reading_in_the_parent_matches_serial(tmp_path):
+    root = make_tree(tmp_path, 420)
+    recipe = parse_recipe(tomllib.loads(RECIPE), "pipeline.toml")
+    resolved = validate_recipe(recipe, KINDS)
+    serial = plan_recipe(DirectoryTree(root, use_git=False), recipe, resolved, RunOptions(jobs=1))
+    parent = plan_recipe(ParentOnlyTree(DirectoryTree(root, use_git=False)), recipe, resolved, RunOptions(jobs=2))
+    assert parent == serial
+    assert [f.outcome for f in parent.steps[0].files if f.path.endswith("binary.nix")] == [Outcome.SKIPPED]

@@ -41,6 +41,8 @@ def check_content(path: str, data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) ->
 class DirectoryTree:
     """Files of a directory on disk; uses git's file list (honouring .gitignore) when it is a work tree."""
 
+    fork_safe = True  # plain file reads: forked workers of pinshift.pool may read on their own
+
     def __init__(self, root: Path, max_bytes: int = DEFAULT_MAX_BYTES, use_git: bool = True):
         self.root = Path(root).resolve()
         self.max_bytes = max_bytes

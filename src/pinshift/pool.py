@@ -23,6 +23,7 @@ from pinshift.plan import FileChange, Outcome
 PARALLEL_MIN_FILES = 400  # below this, starting workers costs more than it saves
 
 _SEGMENT: Sequence = ()  # the jobs workers run; set in the parent just before forking
+_FILES = None  # the WorkingSet workers read from (fork-safe trees only)
 
 
 def worker_count(options, files: int) -> int:
@@ -43,18 +44,20 @@ def _skipped(path: str, reason: str, segment: Sequence) -> list[FileChange | Non
             for job in segment]
 
 
-def _read_all(files, paths: Sequence[str]) -> Iterator[tuple[str, bytes | None, str]]:
-    for path in paths:
-        try:
-            yield path, files.read(path), ""
-        except SkippedFile as skipped:
-            yield path, None, str(skipped)
-
-
-def _work(chunk: list[tuple[str, bytes]]) -> list[list[FileChange | None]]:
+def _run_one(files, path: str, data: bytes | None, segment: Sequence) -> list[FileChange | None]:
     from pinshift.runner import process_file
 
-    return [process_file(path, data, _SEGMENT) for path, data in chunk]
+    if data is None:
+        try:
+            data = files.read(path)
+        except SkippedFile as skipped:
+            return _skipped(path, str(skipped), segment)
+    return process_file(path, data, segment)
+
+
+def _work(chunk: list[tuple[str, bytes | None, str]]) -> list[list[FileChange | None]]:
+    return [_skipped(path, reason, _SEGMENT) if reason else _run_one(_FILES, path, data, _SEGMENT)
+            for path, data, reason in chunk]
 
 
 def _ignore_interrupts() -> None:
@@ -62,38 +65,37 @@ def _ignore_interrupts() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def process_files(files, paths: Sequence[str], segment: Sequence, options) -> Iterator[tuple[str, list]]:
-    """(path, one FileChange-or-None per job) for every path: in the order of `paths`, skipped files last."""
-    from pinshift.runner import process_file
+def _reads_in_workers(files) -> bool:
+    """Whether forked workers may read files themselves (plain files on disk: yes; git objects: no)."""
+    return bool(getattr(getattr(files, "tree", files), "fork_safe", False))
 
+
+def process_files(files, paths: Sequence[str], segment: Sequence, options) -> Iterator[tuple[str, list]]:
+    """(path, one FileChange-or-None per job) for every path, in the order of `paths`."""
     total = len(paths)
     workers = worker_count(options, total)
     if workers == 1:
-        for number, (path, data, reason) in enumerate(_read_all(files, paths), 1):
+        for number, path in enumerate(paths, 1):
             if options.progress:
                 options.progress(number, total)
-            yield path, (_skipped(path, reason, segment) if data is None else process_file(path, data, segment))
+            yield path, _run_one(files, path, None, segment)
         return
 
-    global _SEGMENT
-    _SEGMENT = segment
+    global _SEGMENT, _FILES
+    _SEGMENT, _FILES = segment, files  # inherited by the forked workers, with the overlay as it is now
     size = max(8, min(256, total // (workers * 8) or 1))
-    chunks: list[list[tuple[str, bytes]]] = [[]]
-    skipped: dict[str, str] = {}
-    for path, data, reason in _read_all(files, paths):
-        if data is None:
-            skipped[path] = reason
-            continue
-        if len(chunks[-1]) >= size:
-            chunks.append([])
-        chunks[-1].append((path, data))
+    in_workers = _reads_in_workers(files)
+    chunks = [
+        [(path, None, "") if in_workers else _parent_read(files, path) for path in paths[i : i + size]]
+        for i in range(0, total, size)
+    ]
     done = 0
     context = multiprocessing.get_context("fork")
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_ignore_interrupts) as executor:
             try:
                 for chunk, results in zip(chunks, executor.map(_work, chunks)):
-                    for (path, _), changes in zip(chunk, results):
+                    for (path, _, _), changes in zip(chunk, results):
                         yield path, changes
                     done += len(chunk)
                     if options.progress:
@@ -102,6 +104,12 @@ def process_files(files, paths: Sequence[str], segment: Sequence, options) -> It
                 executor.shutdown(wait=True, cancel_futures=True)
                 raise
     finally:
-        _SEGMENT = ()
-    for path, reason in skipped.items():
-        yield path, _skipped(path, reason, segment)
+        _SEGMENT, _FILES = (), None
+
+
+def _parent_read(files, path: str) -> tuple[str, bytes | None, str]:
+    """The parent's read, for trees workers must not touch: (path, bytes, "") or (path, None, reason)."""
+    try:
+        return path, files.read(path), ""
+    except SkippedFile as skipped:
+        return path, None, str(skipped)
