@@ -9,6 +9,7 @@ internal error (a bug: the traceback is shown with `--debug`).
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 
 import click
@@ -16,17 +17,18 @@ import click
 from pinshift import __version__
 from pinshift.errors import PinshiftError
 
-# command name -> "module:function"; modules are imported only when their command runs.
+# command name -> ("module:function", one-line help); modules are imported only when their command runs,
+# so `pinshift --help` lists every command without importing tree-sitter, GitPython or libcst.
 COMMANDS = {
-    "parse": "pinshift.commands.parse:parse",
-    "recipes": "pinshift.commands.recipes:recipes",
-    "show": "pinshift.commands.recipes:show",
-    "apply": "pinshift.commands.apply:apply",
-    "migrate": "pinshift.commands.migrate:migrate",
-    "demo": "pinshift.commands.demo:demo",
-    "scan": "pinshift.commands.scan:scan",
-    "lint": "pinshift.commands.lint:lint",
-    "verify": "pinshift.commands.verify:verify",
+    "demo": ("pinshift.commands.demo:demo", "Build a demo recipe repository and migrate it, as a user would."),
+    "migrate": ("pinshift.commands.migrate:migrate", "Migrate a branch with a recipe: new branch, one commit per step."),
+    "apply": ("pinshift.commands.apply:apply", "Run one step kind on files in place (or --dry-run)."),
+    "recipes": ("pinshift.commands.recipes:recipes", "List the recipes available here."),
+    "show": ("pinshift.commands.recipes:show", "Show a recipe's steps or a step kind's documentation."),
+    "parse": ("pinshift.commands.parse:parse", "Check that Nix files parse; print problems as path:line:col."),
+    "scan": ("pinshift.commands.scan:scan", "Report pins, package sets and the variant matrix of recipes."),
+    "lint": ("pinshift.commands.lint:lint", "Check recipe names against their contents."),
+    "verify": ("pinshift.commands.verify:verify", "Check recipes against a local nixpkgs checkout at their pin."),
 }
 
 
@@ -34,17 +36,27 @@ class LazyGroup(click.Group):
     """A click group whose subcommands are imported on first use (keeps `--help` fast)."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(name for name in COMMANDS if self._load(name) is not None)
+        return [name for name in COMMANDS if self._exists(name)]
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         return self._load(name)
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    @staticmethod
+    def _exists(name: str) -> bool:
+        module_name = COMMANDS[name][0].split(":")[0]
+        return importlib.util.find_spec(module_name) is not None
+
     @staticmethod
     def _load(name: str) -> click.Command | None:
-        target = COMMANDS.get(name)
-        if target is None:
+        if name not in COMMANDS:
             return None
-        module_name, attribute = target.split(":")
+        module_name, attribute = COMMANDS[name][0].split(":")
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as error:
