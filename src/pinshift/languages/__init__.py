@@ -13,6 +13,7 @@ from typing import Any
 # language -> (module path, suffixes, exact file names)
 PARSERS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "nix": ("pinshift.syntax.document", (".nix",), ()),
+    "markdown": ("pinshift.languages.markdown", (".md", ".markdown"), ()),
 }
 
 
