@@ -14,6 +14,9 @@ from typing import Any
 PARSERS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "nix": ("pinshift.syntax.document", (".nix",), ()),
     "markdown": ("pinshift.languages.markdown", (".md", ".markdown"), ()),
+    "python": ("pinshift.languages.python", (".py",), ()),
+    "toml": ("pinshift.languages.tomlfile", (".toml",), ()),
+    "shell": ("pinshift.languages.shell", (".sh", ".bash"), ()),
 }
 
 

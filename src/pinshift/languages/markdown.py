@@ -18,7 +18,7 @@ from functools import cached_property
 
 from markdown_it import MarkdownIt
 
-from pinshift.languages.text import TextDocument, decode
+from pinshift.languages.text import Span, TextDocument, decode
 
 _MD = MarkdownIt("commonmark").enable("table")
 _DECORATION = re.compile(r"[*`~]|(?<!\w)_+|_+(?!\w)")  # `_` inside a word (cuda12_9) is text
@@ -68,15 +68,6 @@ class Table:
             if header == wanted:
                 return index
         return None
-
-
-@dataclass(frozen=True)
-class Span:
-    """A byte range of one kind: "code" (code block lines), "link" (a destination), "prose"."""
-
-    start: int
-    end: int
-    kind: str
 
 
 def normalize(text: str) -> str:

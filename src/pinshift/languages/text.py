@@ -17,6 +17,15 @@ from pinshift.syntax.document import Document as _NixDocument
 from pinshift.syntax.document import Problem
 
 
+@dataclass(frozen=True)
+class Span:
+    """A byte range of one kind ("string", "comment", "code", "link", "prose", "value", "word")."""
+
+    start: int
+    end: int
+    kind: str
+
+
 @dataclass
 class TextDocument:
     """A parsed non-Nix file; subclasses add the spans their steps need."""
@@ -64,7 +73,7 @@ def decode(data: bytes) -> str:
     return data.decode("utf-8", "surrogateescape")
 
 
-def char_to_byte_offsets(line: str) -> list[int]:
+def char_to_byte_offsets(line: str, encoding: str = "utf-8") -> list[int]:
     """Byte offset of each character of `line` (plus its end), as encoded back to the original bytes.
 
     libcst and markdown-it count characters; pinshift edits bytes. `é` is one
@@ -73,6 +82,6 @@ def char_to_byte_offsets(line: str) -> list[int]:
     offsets = [0]
     total = 0
     for char in line:
-        total += len(char.encode("utf-8", "surrogateescape"))
+        total += len(char.encode(encoding, "surrogateescape"))
         offsets.append(total)
     return offsets
