@@ -52,6 +52,17 @@ class PythonDocument(TextDocument):
         where = self._positions[node]
         return self._offset(where.start.line, where.start.column), self._offset(where.end.line, where.end.column)
 
+    def nodes(self, *types: type) -> list[cst.CSTNode]:
+        """Every node of the module (of `types`, when given), in source order."""
+        if self.module is None:
+            return []
+        found = [n for n in self._positions if not types or isinstance(n, types)]
+        return sorted(found, key=self.byte_range)
+
+    def code(self, node: cst.CSTNode) -> str:
+        """The source text of a node, as libcst renders it (identical to the input)."""
+        return self.module.code_for_node(node)
+
     def string_content(self, node: cst.SimpleString) -> tuple[int, int]:
         """Bytes between the quotes of a plain string literal (prefix and quotes excluded)."""
         start, end = self.byte_range(node)
