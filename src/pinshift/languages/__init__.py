@@ -34,3 +34,12 @@ def parse(language: str, data: bytes, path: str) -> Any:
     module_path = PARSERS[language][0]
     module = importlib.import_module(module_path)
     return module.parse_document(data, path)
+
+
+def occurrences(doc: Any, language: str, needle: bytes, include_comments: bool = False) -> list:
+    """Whole-word occurrences of `needle` in a non-Nix document, each marked editable or not by its parser.
+
+    Used by pin-swap for Markdown, Python, TOML and shell files (see each module's `occurrences`).
+    """
+    module = importlib.import_module(PARSERS[language][0])
+    return module.occurrences(doc, needle, include_comments)

@@ -18,7 +18,7 @@ from functools import cached_property
 
 from markdown_it import MarkdownIt
 
-from pinshift.languages.text import Span, TextDocument, decode
+from pinshift.languages.text import Occurrence, Span, TextDocument, decode, innermost, word_matches
 
 _MD = MarkdownIt("commonmark").enable("table")
 _DECORATION = re.compile(r"[*`~]|(?<!\w)_+|_+(?!\w)")  # `_` inside a word (cuda12_9) is text
@@ -173,16 +173,44 @@ class MarkdownDocument(TextDocument):
                         return table, row
         return None
 
-    def span_at(self, offset: int) -> Span | None:
-        """The most specific span holding `offset` (a link inside prose wins)."""
-        holding = [s for s in self.spans if s.start <= offset < s.end]
-        return min(holding, key=lambda s: s.end - s.start) if holding else None
 
 
 def _inside_table(token, tables, lines) -> bool:
     line = token.map[0]
     start = lines[line][0] if line < len(lines) else -1
     return any(t.start <= start <= t.end for t in tables)
+
+
+_WHERE = {"code": "code block", "link": "link", "prose": "prose"}
+
+
+def occurrences(doc: MarkdownDocument, needle: bytes, include_comments: bool = False) -> list[Occurrence]:
+    """Whole-word occurrences: editable in code blocks, links, prose and tables without a branch column.
+
+    A row of a table with a `Branch` column belongs to that branch: its pin is
+    another branch's pin and is never editable here (readme-branch-table owns
+    those tables).
+    """
+    found = []
+    for match in word_matches(doc.data, needle):
+        held = doc.table_at(match.start)
+        if held is not None:
+            table, row = held
+            branch = table.column("branch")
+            if branch is None:
+                found.append(Occurrence(match.start, match.end, "table", True, "markdown-it"))
+            else:
+                name = plain_text(doc.cell_text(row.cells[branch])) if branch < len(row.cells) else "?"
+                name = re.sub(r"[^\w.\-/]+$", "", name)  # drop a trailing "this branch" arrow
+                found.append(Occurrence(match.start, match.end, "branch table", False, "markdown-it",
+                                        f"row of branch '{name}' in a branch table (readme-branch-table updates those)"))
+            continue
+        span = innermost(doc.spans, match.start, match.end)
+        if span is None:
+            found.append(Occurrence(match.start, match.end, "other", False, "markdown-it", "not in prose, a link or a code block"))
+        else:
+            found.append(Occurrence(match.start, match.end, _WHERE[span.kind], True, "markdown-it"))
+    return found
 
 
 def parse_document(data: bytes, path: str = "<memory>") -> MarkdownDocument:

@@ -18,7 +18,7 @@ from functools import cached_property
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from pinshift.languages.text import Span, TextDocument, char_to_byte_offsets
+from pinshift.languages.text import Occurrence, Span, TextDocument, char_to_byte_offsets, innermost, word_matches
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -90,6 +90,20 @@ class PythonDocument(TextDocument):
 
     def comments(self) -> list[Span]:
         return [s for s in self.spans if s.kind == "comment"]
+
+
+def occurrences(doc: PythonDocument, needle: bytes, include_comments: bool = False) -> list[Occurrence]:
+    """Whole-word occurrences: editable in string literals (and comments, if asked), never in code."""
+    found = []
+    for match in word_matches(doc.data, needle):
+        span = innermost(doc.spans, match.start, match.end)
+        if span is None:
+            found.append(Occurrence(match.start, match.end, "code", False, "libcst", "not inside a string literal"))
+        elif span.kind == "comment" and not include_comments:
+            found.append(Occurrence(match.start, match.end, "comment", False, "libcst", "in a comment (set include-comments to change comments)"))
+        else:
+            found.append(Occurrence(match.start, match.end, span.kind, True, "libcst"))
+    return found
 
 
 def parse_document(data: bytes, path: str = "<memory>") -> PythonDocument:

@@ -6,16 +6,15 @@ either side are not letters, digits or `_`). Steps say in their report that
 such a change was textual.
 
 Examples:
-    In `REV=6a030d5 # 6a030d5abc`, `word_matches(doc, b"6a030d5")` finds the
+    In `REV=6a030d5 # 6a030d5abc`, `doc.word_matches(b"6a030d5")` finds the
     first occurrence only; `6a030d5abc` is a different word.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from pinshift.languages.text import Span, TextDocument
+from pinshift.languages.text import Occurrence, Span, TextDocument, word_matches
 
 
 @dataclass
@@ -26,12 +25,9 @@ class ShellDocument(TextDocument):
         return word_matches(self.data, needle)
 
 
-def word_matches(data: bytes, needle: bytes) -> list[Span]:
-    """Every occurrence of `needle` in `data` not glued to a letter, digit or `_` on either side."""
-    if not needle:
-        return []
-    pattern = re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(needle) + rb"(?![A-Za-z0-9_])")
-    return [Span(m.start(), m.end(), "word") for m in pattern.finditer(data)]
+def occurrences(doc: ShellDocument, needle: bytes, include_comments: bool = False) -> list[Occurrence]:
+    """Every whole-word occurrence, editable, reported as a textual match."""
+    return [Occurrence(s.start, s.end, "word (textual)", True, "text") for s in word_matches(doc.data, needle)]
 
 
 def parse_document(data: bytes, path: str = "<memory>") -> ShellDocument:

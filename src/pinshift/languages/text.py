@@ -9,6 +9,7 @@ looks the same whatever the language.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -24,6 +25,38 @@ class Span:
     start: int
     end: int
     kind: str
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    """One whole-word occurrence of a needle: where, what it sits in, and whether a step may edit it.
+
+    `parser` names what decided (`libcst`, `tomlkit`, `markdown-it`, `text`), for reports.
+    """
+
+    start: int
+    end: int
+    where: str
+    editable: bool
+    parser: str
+    reason: str = ""
+
+
+def word_matches(data: bytes, needle: bytes) -> list[Span]:
+    """Every occurrence of `needle` not glued to a letter, digit or `_` on either side.
+
+    A revision inside a longer one (`6a030d5` in `6a030d535...`) is not a match.
+    """
+    if not needle:
+        return []
+    pattern = re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(needle) + rb"(?![A-Za-z0-9_])")
+    return [Span(m.start(), m.end(), "word") for m in pattern.finditer(data)]
+
+
+def innermost(spans, start: int, end: int) -> Span | None:
+    """The narrowest span holding bytes [start, end)."""
+    holding = [s for s in spans if s.start <= start and end <= s.end]
+    return min(holding, key=lambda s: s.end - s.start) if holding else None
 
 
 @dataclass

@@ -21,7 +21,7 @@ import tomlkit
 from tomlkit import container, items
 from tomlkit.exceptions import ParseError
 
-from pinshift.languages.text import Span, TextDocument, decode
+from pinshift.languages.text import Occurrence, Span, TextDocument, decode, innermost, word_matches
 
 _SPACE = b" \t\r"
 _BARE_END = b" \t\r\n,]}#="
@@ -138,6 +138,17 @@ def _content(data: bytes, start: int, end: int) -> Span:
     """The bytes between the quotes (`""""x""""`: extra closing quotes belong to the content)."""
     quote = 3 if data[start : start + 3] in (b'"""', b"'''") else 1
     return Span(start + quote, max(start + quote, end - quote), "value")
+
+
+def occurrences(doc: TomlDocument, needle: bytes, include_comments: bool = False) -> list[Occurrence]:
+    """Whole-word occurrences: editable inside string values only (never keys, table names, comments)."""
+    found = []
+    for match in word_matches(doc.data, needle):
+        if innermost(doc.spans, match.start, match.end) is not None:
+            found.append(Occurrence(match.start, match.end, "string value", True, "tomlkit"))
+        else:
+            found.append(Occurrence(match.start, match.end, "other", False, "tomlkit", "not inside a string value"))
+    return found
 
 
 def parse_document(data: bytes, path: str = "<memory>") -> TomlDocument:
