@@ -27,7 +27,7 @@ class ShellDocument(TextDocument):
 
 def occurrences(doc: ShellDocument, needle: bytes, include_comments: bool = False) -> list[Occurrence]:
     """Every whole-word occurrence, editable, reported as a textual match."""
-    return [Occurrence(s.start, s.end, "word (textual)", True, "text") for s in word_matches(doc.data, needle)]
+    return [Occurrence(s.start, s.end, "word", True, "text") for s in word_matches(doc.data, needle)]
 
 
 def parse_document(data: bytes, path: str = "<memory>") -> ShellDocument:

@@ -1,0 +1,57 @@
+"""pin-swap beyond `.nix`: revisions in Markdown, Python, TOML and shell files, each read by its own parser.
+
+pin-swap (migrations/pin_swap.py) handles Nix fetcher calls itself and calls
+here for every other document its globs let in. Each language module decides
+which occurrences may change (`pinshift.languages.<language>.occurrences`):
+Python string literals (comments only with include-comments) via libcst, TOML
+string values via tomlkit, Markdown code blocks, links and prose (never a row
+of a branch table) via markdown-it, shell scripts by whole word (textual).
+Every edit's reason names the parser that allowed it; an occurrence that was
+left alone is a warning, except a branch-table row, which is left alone by
+design (readme-branch-table owns those rows).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+from pinshift import languages
+from pinshift.edits import Edit
+from pinshift.steps import StepOutput
+from pinshift.syntax.document import Document as NixDocument
+
+_HEX_WORD = re.compile(rb"(?<![A-Za-z0-9_])[0-9a-fA-F]{7,40}(?![A-Za-z0-9_])")
+
+
+def is_nix(doc) -> bool:
+    return isinstance(doc, NixDocument)
+
+
+def _language(doc) -> str:
+    return languages.language_for(doc.path) or "text"
+
+
+def revision_sites(doc, old: str) -> Iterator[tuple[str, int]]:
+    """(revision, offset) of every editable hex word starting with `old`, for pin-swap's prepare."""
+    language = _language(doc)
+    tokens = {m.group(0) for m in _HEX_WORD.finditer(doc.data) if m.group(0).lower().startswith(old.lower().encode())}
+    for token in sorted(tokens):
+        for occurrence in languages.occurrences(doc, language, token):
+            if occurrence.editable:
+                yield token.decode().lower(), occurrence.start
+
+
+def plan_other(doc, replacements: Iterable[tuple[bytes, bytes]], reason: str, include_comments: bool) -> StepOutput:
+    """Edits replacing each (old, new) pair wherever the document's parser allows it; warnings elsewhere."""
+    out = StepOutput()
+    language = _language(doc)
+    for old, new in replacements:
+        for occurrence in languages.occurrences(doc, language, old, include_comments):
+            if occurrence.editable:
+                how = "textual match" if occurrence.parser == "text" else f"via {occurrence.parser}"
+                out.edits.append(Edit(occurrence.start, occurrence.end, new,
+                                      f"{reason} ({language} {occurrence.where}, {how})"))
+            elif occurrence.where != "branch table":
+                out.warn(occurrence.start, f"{old.decode()} left unchanged: {occurrence.reason}")
+    return out
