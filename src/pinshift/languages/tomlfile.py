@@ -24,7 +24,7 @@ from tomlkit.exceptions import ParseError
 from pinshift.languages.text import Occurrence, Span, TextDocument, decode, innermost, word_matches
 
 _SPACE = b" \t\r"
-_BARE_END = b" \t\r\n,]}#="
+_BARE_END = b" \t\r\n,]}#=\"'"
 
 
 @dataclass
