@@ -21,7 +21,6 @@ recipes bundled with pinshift. A path to a `.toml` file is loaded as it is.
 
 from __future__ import annotations
 
-import importlib.resources
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -134,7 +133,13 @@ def load_recipe_file(path: Path, label: str | None = None) -> Recipe:
 
 
 def _bundled_dir():
-    return importlib.resources.files("pinshift.recipes")
+    """The bundled recipes folder, a sibling of the bundled migrations in editable and wheel installs.
+
+    Not `importlib.resources.files("pinshift.recipes")`: that name is this module, which shadows the package.
+    """
+    import pinshift.migrations
+
+    return Path(next(iter(pinshift.migrations.__path__))).parent / "recipes"
 
 
 def list_recipes(repo_root: Path | None = None) -> list[tuple[str, str, str]]:
