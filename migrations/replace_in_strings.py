@@ -1,0 +1,129 @@
+"""replace-in-strings — replace text inside the strings bound at given binding paths.
+
+What it changes: the literal text of the strings that are the value of a binding at
+one of `paths` (e.g. `meta.longDescription`, however it is written: nested attrsets,
+`meta = oldAttrs.meta // { ... }`, or dotted `meta.longDescription = ...`). A value
+may be one string or strings joined with `+` (`(oldAttrs.postInstall or "") + ''...''`).
+Each literal fragment is searched on its own: a match never spans an escape sequence
+or a `${...}`.
+
+What it never touches: interpolations `${...}` and anything inside them, comments,
+attribute names, and every binding not at one of `paths`. A replacement that would
+change the string's meaning in Nix (it contains `${`, or a quote/backslash in a
+"..." string, or `''` in a ''...'' string) is not made; the step warns instead. A
+binding found at a path whose value is not a string is reported as a warning.
+
+Idempotence: a second run finds nothing to replace, since `new` may not contain
+`old` (literal mode). With `regex = true` write a pattern that no longer matches its
+own output (e.g. `CUDA: 12\\.8` -> `CUDA: 12.9`).
+
+Parameters:
+  paths   list of str, required. Binding paths, dotted (`meta.longDescription`).
+  old     str, required. The text to find (a Python regular expression with `regex`).
+  new     str, required. Its replacement (`\\1` and `\\g<name>` refer to groups with `regex`).
+  regex   bool, default false. Treat `old` as a regular expression.
+
+Example recipe step:
+    [[steps]]
+    kind = "replace-in-strings"
+    title = "Say CUDA 12.9 in the long description"
+    [steps.params]
+    paths = ["meta.longDescription"]
+    old = "CUDA: 12.8"
+    new = "CUDA: 12.9"
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from pinshift.edits import Edit
+from pinshift.errors import ParamError
+from pinshift.steps import StepContext, StepOutput
+from pinshift.syntax.queries import as_string, find_bindings, unwrap
+
+NAME = "replace-in-strings"
+LANGUAGES = ("nix",)
+
+
+@dataclass(frozen=True)
+class Params:
+    paths: tuple[str, ...]
+    old: str
+    new: str
+    regex: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.paths or any(not p or "" in p.split(".") for p in self.paths):
+            raise ParamError("paths", f"'paths' must list dotted binding paths like 'meta.longDescription', not {list(self.paths)!r}")
+        if not self.old:
+            raise ParamError("old", "'old' must not be empty")
+        if self.regex:
+            try:
+                pattern = re.compile(self.old.encode())
+            except re.error as error:
+                raise ParamError("old", f"'old' is not a valid regular expression: {error}") from None
+            try:
+                pattern.sub(self.new.encode(), b"")  # checks the group references in `new`
+            except (re.error, IndexError) as error:
+                raise ParamError("new", f"'new' refers to a group 'old' does not have: {error}") from None
+        elif self.old in self.new:
+            raise ParamError("new", f"'new' contains 'old' ({self.old!r}): a second run would replace again")
+
+    def pattern(self) -> re.Pattern:
+        return re.compile(self.old.encode() if self.regex else re.escape(self.old.encode()))
+
+
+def needles(params: Params) -> tuple[bytes, ...]:
+    """A file holding none of the path's last names has no binding to look at."""
+    return tuple(sorted({p.rsplit(".", 1)[-1].encode() for p in params.paths}))
+
+
+def bound_strings(value) -> Iterator:
+    """The strings a binding's value is made of: one string, or strings joined with `+`."""
+    value = unwrap(value)
+    if value is None:
+        return
+    string = as_string(value)
+    if string is not None:
+        yield string
+    elif value.type == "binary_expression":
+        operator = value.child_by_field_name("operator")
+        if operator is not None and operator.type == "+":
+            yield from bound_strings(value.child_by_field_name("left"))
+            yield from bound_strings(value.child_by_field_name("right"))
+
+
+def _unsafe(replacement: bytes, indented: bool) -> str | None:
+    if b"${" in replacement:
+        return "it would contain ${ (an interpolation)"
+    if indented and b"''" in replacement:
+        return "it would contain '' (the end of the string)"
+    if not indented and (b'"' in replacement or b"\\" in replacement):
+        return 'it would contain a quote or backslash'
+    return None
+
+
+def plan(doc, params: Params, context: StepContext) -> StepOutput:
+    out = StepOutput()
+    pattern, new = params.pattern(), params.new.encode()
+    for path in params.paths:
+        for binding in find_bindings(doc, path):
+            strings = list(bound_strings(binding.value))
+            if not strings:
+                out.warn(binding.value.start_byte, f"{path} is not a string literal: left alone")
+            for string in strings:
+                for fragment in string.literals():
+                    text = doc.text(fragment)
+                    for match in pattern.finditer(text):
+                        replacement = match.expand(new) if params.regex else new
+                        problem = _unsafe(replacement, string.indented)
+                        start = fragment.start_byte + match.start()
+                        if problem:
+                            out.warn(start, f"{path}: not replacing {match.group(0).decode('utf-8', 'replace')!r}: {problem}")
+                            continue
+                        out.edits.append(Edit(start, fragment.start_byte + match.end(), replacement,
+                                              f"replace-in-strings: {path}"))
+    return out
