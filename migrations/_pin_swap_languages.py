@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from typing import NamedTuple
 
 from pinshift import languages
 from pinshift.edits import Edit
@@ -24,22 +25,42 @@ from pinshift.syntax.document import Document as NixDocument
 _HEX_WORD = re.compile(rb"(?<![A-Za-z0-9_])[0-9a-fA-F]{7,40}(?![A-Za-z0-9_])")
 
 
+class RevisionSite(NamedTuple):
+    """A revision named in a non-Nix file (pin-swap's `prepare` lists these next to fetcher sites)."""
+
+    rev: str
+    start: int
+
+
 def is_nix(doc) -> bool:
     return isinstance(doc, NixDocument)
+
+
+def replacements(full: str, old: str, new: str) -> list[tuple[bytes, bytes]]:
+    """The full old revision, and the abbreviation `old` as given, each with its new counterpart."""
+    pairs = [(full.encode(), new.encode())]
+    if len(old) < 40:
+        pairs.append((old.encode(), new[: len(old)].encode()))
+    return pairs
 
 
 def _language(doc) -> str:
     return languages.language_for(doc.path) or "text"
 
 
-def revision_sites(doc, old: str) -> Iterator[tuple[str, int]]:
-    """(revision, offset) of every editable hex word starting with `old`, for pin-swap's prepare."""
+def revision_sites(doc, params) -> Iterator[RevisionSite]:
+    """Editable hex words starting with the old revision or the new one shortened alike.
+
+    pin-swap resolves an abbreviated `old` from these (and sees that a file already
+    holding only the new revision needs nothing).
+    """
     language = _language(doc)
-    tokens = {m.group(0) for m in _HEX_WORD.finditer(doc.data) if m.group(0).lower().startswith(old.lower().encode())}
+    prefixes = (params.old.lower().encode(), params.new[: len(params.old)].lower().encode())
+    tokens = {m.group(0) for m in _HEX_WORD.finditer(doc.data) if m.group(0).lower().startswith(prefixes)}
     for token in sorted(tokens):
         for occurrence in languages.occurrences(doc, language, token):
             if occurrence.editable:
-                yield token.decode().lower(), occurrence.start
+                yield RevisionSite(token.decode().lower(), occurrence.start)
 
 
 def plan_other(doc, replacements: Iterable[tuple[bytes, bytes]], reason: str, include_comments: bool) -> StepOutput:

@@ -16,6 +16,10 @@ Hashes: a fetcher that carries `sha256`/`hash` cannot stay valid after a swap. W
 `new-hash` the step writes it into that binding; without it the hash is left as it is
 and the step warns "hash must be refreshed" at the hash (`--strict` makes that fatal).
 
+Other file types (Markdown, Python, TOML, shell), when the step's files globs take them in:
+each is read by its own parser and only string literals / string values / code blocks, links
+and prose (never a branch-table row) / whole words change; see docs/doc-steps.md.
+
 What it never touches: comments, and strings that are not a fetcher's url/rev,
 unless `include-comments` / `include-strings` say so; revisions other than the
 resolved old one; urls built with `${...}` interpolation keep their interpolations.
@@ -47,12 +51,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from pinshift.edits import Edit
+from pinshift.migrations import _pin_swap_languages as other_languages
 from pinshift.errors import ParamError
 from pinshift.steps import StepContext, StepOutput
 from pinshift.syntax.queries import STRING_TYPES, as_string, fetcher_calls, walk
 
 NAME = "pin-swap"
-LANGUAGES = ("nix",)
+LANGUAGES = ("nix", "markdown", "python", "toml", "shell")
 
 _HEX = re.compile(r"[0-9a-f]+\Z")
 _ARCHIVE = re.compile(rb"/archive/([0-9a-fA-F]{7,40})\.(?:tar\.gz|tar\.bz2|tar\.xz|zip)")
@@ -123,10 +128,12 @@ def _matches(site_rev: str, old: str, full: str) -> bool:
     return len(site) >= len(old) and site.startswith(old) and full.startswith(site)
 
 
-def _found(docs: Iterable) -> dict[str, list[str]]:
+def _found(docs: Iterable, params: Params | None = None) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for doc in docs:
-        for site in pin_sites(doc):
+        # issue 6 hook: non-Nix files name revisions through their own parsers
+        sites = pin_sites(doc) if other_languages.is_nix(doc) else other_languages.revision_sites(doc, params)
+        for site in sites:
             found.setdefault(site.rev.lower(), []).append(f"{doc.path}:{doc.position(site.start)[0]}")
     return found
 
@@ -146,7 +153,7 @@ def _listing(found: dict[str, list[str]], limit: int = 6) -> str:
 def prepare(params: Params, docs: Iterable) -> Resolved:
     """Resolve an abbreviated `old` against the revisions the fetchers actually name."""
     old, new = params.old.lower(), params.new.lower()
-    found = _found(docs)
+    found = _found(docs, params)
     candidates = sorted((rev for rev in found if rev.startswith(old)), key=len)
     if not candidates:
         if any(new.startswith(rev) for rev in found if len(rev) >= len(old)):
@@ -198,6 +205,9 @@ def plan(doc, params, context: StepContext) -> StepOutput:
         return out
     old, new = params.old.lower(), params.new
     reason = f"pin-swap: {full[:7]} -> {new[:7]}"
+    if not other_languages.is_nix(doc):  # issue 6 hook: Markdown, Python, TOML, shell
+        pairs = other_languages.replacements(full, params.old, new)
+        return other_languages.plan_other(doc, pairs, reason, params.include_comments)
     swapped_calls, taken = [], []
     for site in pin_sites(doc):
         if _matches(site.rev, old, full):

@@ -42,17 +42,17 @@ def only_file(step):
 
 
 def test_golden_output(make_repo):
-    root = make_repo({"tests/smoke_test.py": (DOCS / "smoke_test.py").read_bytes()})
+    root = make_repo({"tests/torch_smoke.py": (DOCS / "torch_smoke.py").read_bytes()})
     change = only_file(run_step(root))
     assert change.outcome is Outcome.CHANGED and change.language == "python"
-    assert change.after == (DOCS / "smoke_test.expected.py").read_bytes()
+    assert change.after == (DOCS / "torch_smoke.expected.py").read_bytes()
     # the comment that mentions "2.9.1" and the inequality assertion are not touched
     assert change.after.count(b'"2.9.1"') == 2
     assert [(e.line, e.before, e.after) for e in change.edits] == [(4, b"2.9.1", b"2.10.0"), (11, b"2.9.1", b"2.10.0")]
 
 
 def test_second_run_changes_nothing(make_repo):
-    root = make_repo({"smoke_test.py": (DOCS / "smoke_test.expected.py").read_bytes()})
+    root = make_repo({"torch_smoke.py": (DOCS / "torch_smoke.expected.py").read_bytes()})
     assert only_file(run_step(root)).outcome is Outcome.UNCHANGED
 
 
@@ -60,12 +60,12 @@ def test_missing_constant_and_non_literal_are_warnings(make_repo):
     recipe = RECIPE.replace(
         'EXPECTED_CUDA = "12.9"', 'EXPECTED_CUDA = "12.9"\nNOT_A_LITERAL = "x"\nNOWHERE = "1"'
     )
-    root = make_repo({"smoke_test.py": (DOCS / "smoke_test.py").read_bytes()})
+    root = make_repo({"torch_smoke.py": (DOCS / "torch_smoke.py").read_bytes()})
     change = only_file(run_step(root, recipe))
     assert change.outcome is Outcome.CHANGED
     assert [str(w) for w in change.warnings] == [
-        "smoke_test.py:6:17: NOT_A_LITERAL is not a plain string literal that can spell 'x'; left alone",
-        "smoke_test.py: constant NOWHERE not found; nothing changed for it",
+        "torch_smoke.py:6:17: NOT_A_LITERAL is not a plain string literal that can spell 'x'; left alone",
+        "torch_smoke.py: constant NOWHERE not found; nothing changed for it",
     ]
 
 
