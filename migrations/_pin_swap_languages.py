@@ -7,8 +7,8 @@ Python string literals (comments only with include-comments) via libcst, TOML
 string values via tomlkit, Markdown code blocks, links and prose (never a row
 of a branch table) via markdown-it, shell scripts by whole word (textual).
 Every edit's reason names the parser that allowed it; an occurrence that was
-left alone is a warning, except a branch-table row, which is left alone by
-design (readme-branch-table owns those rows).
+left alone is a warning, except a branch-table row or a paragraph describing
+another branch, which are left alone by design (readme-branch-table owns those rows).
 """
 
 from __future__ import annotations
@@ -51,12 +51,18 @@ def _language(doc) -> str:
 def revision_sites(doc, params) -> Iterator[RevisionSite]:
     """Editable hex words starting with the old revision or the new one shortened alike.
 
+    Only full revisions and words exactly as long as `old` count: in prose a
+    `6a030d5ff` is more likely a typo or another hash than a revision to resolve.
+
     pin-swap resolves an abbreviated `old` from these (and sees that a file already
     holding only the new revision needs nothing).
     """
     language = _language(doc)
     prefixes = (params.old.lower().encode(), params.new[: len(params.old)].lower().encode())
-    tokens = {m.group(0) for m in _HEX_WORD.finditer(doc.data) if m.group(0).lower().startswith(prefixes)}
+    tokens = {
+        m.group(0) for m in _HEX_WORD.finditer(doc.data)
+        if m.group(0).lower().startswith(prefixes) and len(m.group(0)) in (len(params.old), 40)
+    }
     for token in sorted(tokens):
         for occurrence in languages.occurrences(doc, language, token):
             if occurrence.editable:
@@ -73,6 +79,6 @@ def plan_other(doc, replacements: Iterable[tuple[bytes, bytes]], reason: str, in
                 how = "textual match" if occurrence.parser == "text" else f"via {occurrence.parser}"
                 out.edits.append(Edit(occurrence.start, occurrence.end, new,
                                       f"{reason} ({language} {occurrence.where}, {how})"))
-            elif occurrence.where != "branch table":
+            elif occurrence.where not in ("branch table", "branch description"):
                 out.warn(occurrence.start, f"{old.decode()} left unchanged: {occurrence.reason}")
     return out

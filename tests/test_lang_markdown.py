@@ -64,12 +64,13 @@ def test_pin_occurrences_skip_rows_of_branch_tables():
     doc = parse_document((DOCS / "README.md").read_bytes(), "README.md")
     found = languages.occurrences(doc, "markdown", b"6a030d5")
     assert [(doc.position(o.start)[0], o.where, o.editable) for o in found] == [
-        (13, "prose", True),
+        (13, "branch description", False),
         (21, "branch table", False),
         (32, "branch table", False),
         (33, "branch table", False),
         (47, "prose", True),
     ]
+    assert found[0].reason == "describes branch 'pytorch-2.9' (named in a branch table)"
     assert found[1].reason == "row of branch 'pytorch-2.9-legacy' in a branch table (readme-branch-table updates those)"
     assert found[2].reason.startswith("row of branch 'pytorch-2.9' ")
 

@@ -182,6 +182,27 @@ def _inside_table(token, tables, lines) -> bool:
 
 
 _WHERE = {"code": "code block", "link": "link", "prose": "prose"}
+_LEAD = re.compile(r"^[\s>*+\-\d.)#]*")
+
+
+def branch_names(doc: MarkdownDocument) -> set[str]:
+    """Names in the branch column of every branch table (arrows and marks dropped)."""
+    names = set()
+    for table in doc.tables:
+        column = table.column("branch")
+        for row in table.rows if column is not None else ():
+            if column < len(row.cells):
+                names.add(re.sub(r"[^\w.\-/]+$", "", plain_text(doc.cell_text(row.cells[column]))))
+    return names - {""}
+
+
+def _describes(doc: MarkdownDocument, span: Span, names: set[str]) -> str | None:
+    """The branch a paragraph or list item is about, when it opens with a branch-table name."""
+    text = _LEAD.sub("", plain_text(doc.data[span.start : span.end]))
+    for name in names:
+        if text.startswith(name) and not re.match(r"[\w.\-]", text[len(name) : len(name) + 1]):
+            return name
+    return None
 
 
 def occurrences(doc: MarkdownDocument, needle: bytes, include_comments: bool = False) -> list[Occurrence]:
@@ -189,9 +210,12 @@ def occurrences(doc: MarkdownDocument, needle: bytes, include_comments: bool = F
 
     A row of a table with a `Branch` column belongs to that branch: its pin is
     another branch's pin and is never editable here (readme-branch-table owns
-    those tables).
+    those tables). Likewise a paragraph or list item that opens with a name
+    from such a column (`- **`pytorch-2.9`** — nixpkgs 6a030d5`) describes
+    that branch and is left alone.
     """
     found = []
+    names = branch_names(doc)
     for match in word_matches(doc.data, needle):
         held = doc.table_at(match.start)
         if held is not None:
@@ -206,8 +230,13 @@ def occurrences(doc: MarkdownDocument, needle: bytes, include_comments: bool = F
                                         f"row of branch '{name}' in a branch table (readme-branch-table updates those)"))
             continue
         span = innermost(doc.spans, match.start, match.end)
+        prose = innermost([s for s in doc.spans if s.kind == "prose"], match.start, match.end)
+        about = _describes(doc, prose, names) if prose is not None else None
         if span is None:
             found.append(Occurrence(match.start, match.end, "other", False, "markdown-it", "not in prose, a link or a code block"))
+        elif about is not None:
+            found.append(Occurrence(match.start, match.end, "branch description", False, "markdown-it",
+                                    f"describes branch '{about}' (named in a branch table)"))
         else:
             found.append(Occurrence(match.start, match.end, _WHERE[span.kind], True, "markdown-it"))
     return found
