@@ -150,3 +150,19 @@ def test_unquoted_column_value_is_a_recipe_error(tmp_path):
     recipe = load_recipe_file(path)
     with pytest.raises(RecipeError, match=r"step 1 \(readme-branch-table\): columns.Python must be a string"):
         validate_recipe(recipe, available_kinds())
+
+
+def test_bundled_recipe_readme_step_has_the_seed_values(make_repo):
+    """Seed 002 step 5: PyTorch 2.10.0, CUDA 12.9, Python 3.13, min driver 560+, pin 0182a36, as its own step."""
+    from pinshift.recipes import find_recipe
+    from pinshift.runner import WorkingSet, plan_step
+
+    recipe = find_recipe("pytorch-2.10-cuda12_9")
+    (step,) = [s for s in recipe.steps if s.kind == "readme-branch-table"]
+    assert recipe.files_for(step) == ("README.md",)
+    kind = available_kinds()[step.kind]
+    root = make_repo({"README.md": (DOCS / "README.md").read_bytes(), "docs/README.md": b"| Branch |\n"})
+    plan = plan_step(WorkingSet(DirectoryTree(root)), kind, kind.parse_params(step.params), recipe.files_for(step))
+    (change,) = plan.files
+    assert change.path == "README.md"
+    assert change.after == (DOCS / "README.expected.md").read_bytes()
