@@ -95,6 +95,12 @@ def branch_name(raw: bytes) -> str:
     return _MARKER.sub("", plain_text(raw)).strip()
 
 
+def rename_branch(raw: bytes, params: Params) -> bytes:
+    """The branch cell naming `target`: every whole `base` (link text and address alike) replaced."""
+    pattern = re.compile(rb"(?<![\w.\-])" + re.escape(params.base.encode()) + rb"(?![\w.\-])")
+    return pattern.sub(params.target.encode().replace(b"\\", b"\\\\"), raw)
+
+
 def _is_this_branch_cell(raw: bytes) -> bool:
     return plain_text(raw).strip(" ✅✓").lower() == "this branch"
 
@@ -174,7 +180,7 @@ def _new_row(doc: MarkdownDocument, table: Table, base: Row, branch: int, params
     """The base row's line with the target branch name and the column overrides."""
     cells: dict[int, bytes] = {}
     raw_branch = doc.cell_text(base.cells[branch])
-    cells[branch] = raw_branch.replace(params.base.encode(), params.target.encode(), 1)
+    cells[branch] = rename_branch(raw_branch, params)
     for index, value in _overrides(table, params).items():
         if index < len(base.cells) and index != branch:
             cells[index], stale = set_value(doc.cell_text(base.cells[index]), value, params.revision)
@@ -213,7 +219,7 @@ def _plan_table(doc: MarkdownDocument, table: Table, params: Params, out: StepOu
         for index, cell in enumerate(base.cells):
             raw = doc.cell_text(cell)
             if index == branch and strip_marker(raw) != raw:
-                cells[index] = raw.replace(params.base.encode(), params.target.encode(), 1)
+                cells[index] = rename_branch(raw, params)
             elif _is_this_branch_cell(raw):
                 cells[index] = raw
     out.edits.extend(_cell_edits(doc, target, cells, reason))

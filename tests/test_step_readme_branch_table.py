@@ -166,3 +166,19 @@ def test_bundled_recipe_readme_step_has_the_seed_values(make_repo):
     (change,) = plan.files
     assert change.path == "README.md"
     assert change.after == (DOCS / "README.expected.md").read_bytes()
+
+
+def test_branch_links_are_renamed_in_text_and_address(make_repo):
+    text = (
+        "| Branch | PyTorch |\n|---|---|\n"
+        "| **[pytorch-2.9](../../tree/pytorch-2.9)** ⬅️ | 2.9.1 |\n"
+        "| [pytorch-2.9-legacy](../../tree/pytorch-2.9-legacy) | 2.9.1 |\n"
+    )
+    root = make_repo({"README.md": text})
+    after = file_change(run_step(root), "README.md").after.decode()
+    assert after == (
+        "| Branch | PyTorch |\n|---|---|\n"
+        "| [pytorch-2.9](../../tree/pytorch-2.9) | 2.9.1 |\n"
+        "| **[pytorch-2.10-cuda12_9](../../tree/pytorch-2.10-cuda12_9)** ⬅️ | 2.10.0 |\n"
+        "| [pytorch-2.9-legacy](../../tree/pytorch-2.9-legacy) | 2.9.1 |\n"
+    )
