@@ -187,11 +187,11 @@ def _hash_edits(doc, call, params: Params, out: StepOutput, short: str) -> None:
 
 
 def _text_edits(doc, nodes, old_texts: list[tuple[bytes, bytes]], why: str) -> Iterator[Edit]:
-    """Occurrences of each old text in `nodes`, not adjacent to other hex digits."""
+    """Whole-word occurrences of each old text in `nodes` (`x6a030d5` and `6a030d5ff` are other words)."""
     for node in nodes:
         data = doc.text(node)
         for old, new in old_texts:
-            pattern = re.compile(rb"(?<![0-9a-fA-F])" + re.escape(old) + rb"(?![0-9a-fA-F])")
+            pattern = re.compile(rb"(?<![0-9A-Za-z_])" + re.escape(old) + rb"(?![0-9A-Za-z_])")
             for match in pattern.finditer(data):
                 start = node.start_byte + match.start()
                 yield Edit(start, start + len(old), new, why)
