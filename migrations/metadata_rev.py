@@ -96,6 +96,13 @@ def _indent_at(data: bytes, offset: int) -> bytes:
     return line[: len(line) - len(line.lstrip(b" \t"))]
 
 
+def _blank_line_before(data: bytes, offset: int) -> bool:
+    """Whether the line above the one holding `offset` is blank (the file separates bindings so)."""
+    line_start = data.rfind(b"\n", 0, offset) + 1
+    previous_start = data.rfind(b"\n", 0, max(line_start - 1, 0)) + 1
+    return line_start > 0 and not data[previous_start : line_start].strip()
+
+
 def _step_in(indent: bytes) -> bytes:
     return b"\t" if indent.startswith(b"\t") else b"  "
 
@@ -149,7 +156,8 @@ def _insert(doc, number: int, out: StepOutput) -> None:
         line_end -= 1
     indent, eol = _indent_at(doc.data, bindings[-1].start_byte), _eol(doc)
     old = target.old_name.encode()
-    text = (eol + eol + indent + b"postInstall = (" + old + b'.postInstall or "") + \'\'' + eol
+    separator = eol + eol if len(bindings) > 1 and _blank_line_before(doc.data, bindings[-1].start_byte) else eol
+    text = (separator + indent + b"postInstall = (" + old + b'.postInstall or "") + \'\'' + eol
             + indent + _step_in(indent) + line + eol + indent + b"'';")
     out.edits.append(Edit(line_end, line_end, text, "metadata-rev: insert postInstall marker"))
 
