@@ -128,13 +128,21 @@ def _matches(site_rev: str, old: str, full: str) -> bool:
     return len(site) >= len(old) and site.startswith(old) and full.startswith(site)
 
 
-def _found(docs: Iterable, params: Params | None = None) -> dict[str, list[str]]:
+def survey(doc, params: Params | None = None) -> dict[str, list[str]]:
+    """The revisions one document's fetchers name: {revision: ["path:line", ...]} (small, picklable)."""
     found: dict[str, list[str]] = {}
-    for doc in docs:
-        # issue 6 hook: non-Nix files name revisions through their own parsers
-        sites = pin_sites(doc) if other_languages.is_nix(doc) else other_languages.revision_sites(doc, params)
-        for site in sites:
-            found.setdefault(site.rev.lower(), []).append(f"{doc.path}:{doc.position(site.start)[0]}")
+    # issue 6 hook: non-Nix files name revisions through their own parsers
+    sites = pin_sites(doc) if other_languages.is_nix(doc) else other_languages.revision_sites(doc, params)
+    for site in sites:
+        found.setdefault(site.rev.lower(), []).append(f"{doc.path}:{doc.position(site.start)[0]}")
+    return found
+
+
+def _merged(surveys: Iterable[dict[str, list[str]]]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for one in surveys:
+        for rev, places in one.items():
+            found.setdefault(rev, []).extend(places)
     return found
 
 
@@ -152,8 +160,13 @@ def _listing(found: dict[str, list[str]], limit: int = 6) -> str:
 
 def prepare(params: Params, docs: Iterable) -> Resolved:
     """Resolve an abbreviated `old` against the revisions the fetchers actually name."""
+    return resolve(params, (survey(doc, params) for doc in docs))
+
+
+def resolve(params: Params, surveys: Iterable[dict[str, list[str]]]) -> Resolved:
+    """`prepare` from per-file surveys (the runner may gather them while it plans; see runner)."""
     old, new = params.old.lower(), params.new.lower()
-    found = _found(docs, params)
+    found = _merged(surveys)
     candidates = sorted((rev for rev in found if rev.startswith(old)), key=len)
     if not candidates:
         if any(new.startswith(rev) for rev in found if len(rev) >= len(old)):

@@ -25,13 +25,16 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from pinshift.edits import Edit
 from pinshift.errors import ParamError
-from pinshift.languages.python import PythonDocument
 from pinshift.steps import StepContext, StepOutput
+
+if TYPE_CHECKING:  # libcst loads only when a Python file is planned (keeps Nix-only runs light)
+    import libcst as cst
+
+    from pinshift.languages.python import PythonDocument
 
 NAME = "python-constant"
 LANGUAGES = ("python",)
@@ -61,6 +64,8 @@ def needles(params: Params) -> tuple[bytes, ...]:
 
 def _literal(doc: PythonDocument, node: cst.BaseExpression, new: str) -> bytes | None:
     """The bytes to write between the quotes of `node` so that it spells `new`; None if impossible."""
+    import libcst as cst
+
     if not isinstance(node, cst.SimpleString) or "b" in node.prefix.lower():
         return None
     quote = node.quote
@@ -86,6 +91,8 @@ def _set(doc: PythonDocument, node: cst.BaseExpression, new: str, what: str, out
 
 
 def _assigned(statement: cst.BaseSmallStatement) -> tuple[str, cst.BaseExpression] | None:
+    import libcst as cst
+
     if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
         target = statement.targets[0].target
         if isinstance(target, cst.Name):
@@ -100,6 +107,8 @@ def _compact(code: str) -> str:
 
 
 def plan(doc: PythonDocument, params: Params, context: StepContext) -> StepOutput:
+    import libcst as cst
+
     out = StepOutput()
     found: set[str] = set()
     for line in doc.module.body:

@@ -22,9 +22,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pinshift import languages
+from pinshift import languages, pool
 from pinshift.edits import apply_to_document, normalize_edits
-from pinshift.errors import EditConflict, EditRefused
+from pinshift.errors import EditConflict, EditRefused, PinshiftError
 from pinshift.files import SkippedFile, SourceTree
 from pinshift.globs import matches
 from pinshift.plan import AppliedEdit, FileChange, Outcome, Plan, StepPlan, Warning
@@ -75,6 +75,7 @@ class StepJob:
     recipe: str = ""
     raw_params: Mapping[str, Any] = field(default_factory=dict)
     needles: tuple[bytes, ...] = ()
+    survey_params: Any = None  # set while the params are a guess: survey each file with these (see run_jobs)
 
     def applies_to(self, path: str, language: str | None) -> bool:
         return language is not None and language in self.kind.languages and matches(path, self.globs)
@@ -136,6 +137,8 @@ def process_file(path: str, data: bytes, jobs: Sequence[StepJob]) -> list[FileCh
             continue
         output = job.kind.plan(doc, job.params, StepContext(path=path, recipe=job.recipe, step_index=job.index))
         change = FileChange(path, Outcome.UNCHANGED, language, warnings=_warnings(doc, output))
+        if job.survey_params is not None:
+            change.survey = (job.kind.module.survey(doc, job.survey_params),)
         try:
             edits = normalize_edits(output.edits, doc)
             result = apply_to_document(doc, edits)
@@ -209,23 +212,82 @@ def _segments(jobs: Sequence[StepJob]) -> list[list[int]]:
     return segments
 
 
-def run_jobs(files: WorkingSet, jobs: Sequence[StepJob], options: RunOptions = RunOptions()) -> list[StepPlan]:
-    """Plan every job over `files` (recording changed bytes in it) and return one StepPlan per job."""
-    from pinshift import pool
+# --- speculative surveys: guess from a few files, check against all of them -------------------
 
+SAMPLE_FILES = 16  # documents a guess is made from
+
+
+def _can_speculate(job: StepJob) -> bool:
+    """A kind whose `prepare` splits into per-file `survey` + `resolve` can be surveyed while it plans."""
+    module = job.kind.module
+    return callable(getattr(module, "survey", None)) and callable(getattr(module, "resolve", None))
+
+
+def _guess(files: WorkingSet, job: StepJob, paths: Sequence[str]) -> Any:
+    """`resolve` over the first few surveyable files, or None when that is not enough to guess."""
+    sample = []
+    for path in paths:
+        if len(sample) >= SAMPLE_FILES:
+            break
+        language = languages.language_for(path)
+        if not job.applies_to(path, language):
+            continue
+        try:
+            data = files.read(path)
+        except SkippedFile:
+            continue
+        if job.needles and not any(n in data for n in job.needles):
+            continue
+        doc = languages.parse(language, data, path)
+        if not doc.problems:
+            sample.append(job.kind.module.survey(doc, job.params))
+    try:
+        return job.kind.module.resolve(job.params, sample)
+    except PinshiftError:
+        return None
+
+
+def _run_segment(files: WorkingSet, jobs: list[StepJob], positions: list[int], all_paths, options) -> list:
+    segment = [jobs[p] for p in positions]
+    paths = [p for p in all_paths if any(j.applies_to(p, languages.language_for(p)) for j in segment)]
+    return list(pool.process_files(files, paths, segment, options))
+
+
+def run_jobs(files: WorkingSet, jobs: Sequence[StepJob], options: RunOptions = RunOptions()) -> list[StepPlan]:
+    """Plan every job over `files` (recording changed bytes in it) and return one StepPlan per job.
+
+    A segment's surveying step normally surveys every file first (one extra parse
+    of each). When its kind offers `survey`/`resolve`, the runner instead guesses
+    the prepared params from the first few files, surveys each file during the
+    same pass that plans it, and checks the guess against all the surveys; a
+    wrong guess (rare: only when files disagree) re-runs the segment with the
+    right params, so the result is always what a full survey gives.
+    """
     jobs = list(jobs)
     plans = [job.new_plan() for job in jobs]
     all_paths = files.paths()
     for positions in _segments(jobs):
         first = jobs[positions[0]]
+        speculated = None
         if _needs_survey(first):
-            survey = SurveyDocuments(files, first, all_paths)
-            jobs[positions[0]] = replace(first, params=first.kind.prepare(first.params, survey))
-        segment = [jobs[p] for p in positions]
-        paths = [p for p in all_paths if any(j.applies_to(p, languages.language_for(p)) for j in segment)]
-        for path, changes in pool.process_files(files, paths, segment, options):
+            guess = _guess(files, first, all_paths) if _can_speculate(first) else None
+            if guess is not None:
+                speculated = first
+                jobs[positions[0]] = replace(first, params=guess, survey_params=first.params)
+            else:
+                survey = SurveyDocuments(files, first, all_paths)
+                jobs[positions[0]] = replace(first, params=first.kind.prepare(first.params, survey))
+        results = _run_segment(files, jobs, positions, all_paths, options)
+        if speculated is not None:
+            surveys = [c.survey[0] for _, changes in results if (c := changes[0]) is not None and c.survey]
+            actual = speculated.kind.module.resolve(speculated.params, surveys)
+            if actual != guess:
+                jobs[positions[0]] = replace(speculated, params=actual)
+                results = _run_segment(files, jobs, positions, all_paths, options)
+        for path, changes in results:
             for position, change in zip(positions, changes):
                 if change is not None:
+                    change.survey = None
                     plans[position].files.append(change)
             final = next((c.after for c in reversed(changes) if c is not None and c.after is not None), None)
             if final is not None:
