@@ -1,11 +1,23 @@
 """The one module that talks to git. It speaks in paths, branches and commits, never in steps.
 
 GitPython is imported lazily so that commands which never touch git stay fast.
+Commits and worktrees go through the git CLI (`repo.git.*`) so that the user's
+identity, hooks, signing and configuration apply exactly as they would by hand.
 """
 
 from __future__ import annotations
 
+import difflib
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
+
+from pinshift.errors import GitError
+from pinshift.files import DEFAULT_MAX_BYTES, SkippedFile, check_content
+
+ZERO = "0" * 40
 
 
 def listed_files(directory: Path) -> list[str] | None:
@@ -25,3 +37,276 @@ def listed_files(directory: Path) -> list[str] | None:
     # Run in `directory` itself so the paths come out relative to it.
     output = git.Git(str(directory)).ls_files("-z", "--cached", "--others", "--exclude-standard")
     return sorted({p for p in output.split("\0") if p})
+
+
+def _first_line(error) -> str:
+    """The first meaningful line git printed for a failed command."""
+    text = (getattr(error, "stderr", "") or getattr(error, "stdout", "") or str(error)).strip()
+    lines = [line.strip().removeprefix("stderr: ").strip("'").strip() for line in text.splitlines()]
+    lines = [line for line in lines if line and not line.startswith(("hint:", "Cmd('git')"))]
+    return lines[0] if lines else "git failed"
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """A commit on a migration branch, as its trailers describe it."""
+
+    commit: str
+    recipe: str | None
+    step: int | None
+    total: int | None
+
+
+class CommitTree:
+    """The files of one commit, read from git's object store: no worktree, nothing written.
+
+    Symlinks and submodules are skipped with a reason: pinshift never edits through a link.
+    Reads stay in this process (not `fork_safe`): GitPython's object reader is not fork-safe.
+    """
+
+    fork_safe = False
+
+    def __init__(self, repo, commit: str, max_bytes: int = DEFAULT_MAX_BYTES):
+        self.max_bytes = max_bytes
+        self._repo = repo
+        self._entries: dict[str, tuple[str, int, str]] = {}  # path -> (mode, size, sha)
+        output = repo.git.ls_tree("-r", "-z", "--full-tree", "--long", commit)
+        for record in output.split("\0"):
+            if not record:
+                continue
+            meta, path = record.split("\t", 1)
+            mode, kind, sha, size = meta.split()
+            self._entries[path] = (mode, int(size) if size.isdigit() else 0, sha)
+
+    def paths(self) -> list[str]:
+        return sorted(self._entries)
+
+    def read(self, path: str) -> bytes:
+        mode, size, sha = self._entries[path]
+        if mode == "120000":
+            raise SkippedFile(f"{path}: symlink; skipped")
+        if mode == "160000":
+            raise SkippedFile(f"{path}: submodule; skipped")
+        if size > self.max_bytes:
+            raise SkippedFile(f"{path}: larger than {self.max_bytes} bytes; skipped (raise --max-bytes to include it)")
+        data = self._repo.odb.stream(bytes.fromhex(sha)).read()
+        check_content(path, data, self.max_bytes)
+        return data
+
+
+class Repository:
+    """A non-bare, non-shallow git repository with at least one commit, opened for a migration."""
+
+    def __init__(self, repo):
+        self.repo = repo
+        self.root = Path(repo.working_tree_dir)
+
+    # --- opening -----------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, directory: Path) -> Repository:
+        """Open the repository at or above `directory`; GitError for every state pinshift cannot use."""
+        import git
+
+        directory = Path(directory)
+        if not directory.is_dir():
+            raise GitError(f"{directory}: no such directory; pass --repo DIR of your recipe repository")
+        try:
+            repo = git.Repo(directory, search_parent_directories=True)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            raise GitError(f"{directory}: not a git repository; run pinshift inside your recipe repository "
+                           "or pass --repo DIR") from None
+        if repo.bare or repo.working_tree_dir is None:
+            raise GitError(f"{directory}: is a bare repository; clone it (git clone {directory}) and run "
+                           "pinshift in the clone") from None
+        if os.path.exists(os.path.join(repo.common_dir, "shallow")):
+            raise GitError(f"{repo.working_tree_dir}: is a shallow clone; fetch the full history first "
+                           "(git fetch --unshallow)")
+        if not repo.git.rev_parse("--all"):
+            raise GitError(f"{repo.working_tree_dir}: has no commits yet; commit your recipes first")
+        return cls(repo)
+
+    # --- names and commits -------------------------------------------------------------------
+
+    def branches(self) -> list[str]:
+        """Local and remote-tracking branch names (`main`, `origin/main`)."""
+        output = self.repo.git.for_each_ref("--format=%(refname)", "refs/heads", "refs/remotes")
+        names = []
+        for ref in output.splitlines():
+            if ref.endswith("/HEAD"):
+                continue
+            names.append(ref.removeprefix("refs/heads/").removeprefix("refs/remotes/"))
+        return names
+
+    def current_branch(self) -> str | None:
+        """The checked-out branch, or None when HEAD is detached."""
+        import git
+
+        try:
+            return self.repo.git.symbolic_ref("-q", "--short", "HEAD")
+        except git.GitCommandError:
+            return None
+
+    def branch_commit(self, name: str) -> str | None:
+        """The commit a local branch points at, or None when there is no such branch."""
+        import git
+
+        try:
+            return self.repo.git.rev_parse("--verify", "-q", f"refs/heads/{name}^{{commit}}")
+        except git.GitCommandError:
+            return None
+
+    def resolve_base(self, name: str) -> str:
+        """The commit of a local branch, a remote-tracking branch or any commit-ish.
+
+        A missing name is an error that lists the closest branch names, since
+        branches get renamed (`pytorch-2.9` became `pytorch-2.9-python313`).
+        """
+        import git
+
+        for candidate in (f"refs/heads/{name}", f"refs/remotes/{name}", name):
+            try:
+                return self.repo.git.rev_parse("--verify", "-q", "--end-of-options", f"{candidate}^{{commit}}")
+            except git.GitCommandError:
+                continue
+        names = self.branches()
+        close = [n for n in names if n.startswith(name) and n != name]
+        close += [n for n in difflib.get_close_matches(name, names, n=5, cutoff=0.6) if n not in close]
+        hint = f"; closest branches: {', '.join(close[:5])}" if close else f"; branches: {', '.join(names[:10])}"
+        raise GitError(f"base '{name}' is not a branch or commit of {self.root}{hint} (pass one with --from)")
+
+    def check_branch_name(self, name: str) -> None:
+        import git
+
+        try:
+            self.repo.git.check_ref_format("--branch", name)
+        except git.GitCommandError:
+            raise GitError(f"'{name}' is not a valid branch name; choose another with --branch") from None
+
+    def checked_out_at(self, branch: str) -> str | None:
+        """The worktree (the user's or another) that has `branch` checked out, if any."""
+        current = None
+        for line in self.repo.git.worktree("list", "--porcelain").splitlines():
+            if line.startswith("worktree "):
+                current = line[len("worktree "):]
+            elif line == f"branch refs/heads/{branch}":
+                return current
+        return None
+
+    def remotes(self) -> list[str]:
+        return self.repo.git.remote().split()
+
+    def check_identity(self) -> None:
+        """Committing needs a user identity; say so before anything is created."""
+        import git
+
+        try:
+            self.repo.git.var("GIT_COMMITTER_IDENT")
+            self.repo.git.var("GIT_AUTHOR_IDENT")
+        except git.GitCommandError as error:
+            raise GitError(f"git cannot commit here: {_first_line(error)} (set user.name and user.email)") from None
+
+    def short(self, commit: str) -> str:
+        return self.repo.git.rev_parse("--short", commit)
+
+    def tree(self, commit: str) -> CommitTree:
+        return CommitTree(self.repo, commit)
+
+    def step_records(self, base: str, tip: str) -> list[StepRecord]:
+        """Commits in base..tip, newest first, with their Pinshift trailers (None where absent)."""
+        fmt = "%H%x00%(trailers:key=Pinshift-Recipe,valueonly,separator=%x01)%x00" \
+              "%(trailers:key=Pinshift-Step,valueonly,separator=%x01)%x1e"
+        output = self.repo.git.log(f"--format={fmt}", f"{base}..{tip}")
+        records = []
+        for entry in output.split("\x1e"):
+            entry = entry.strip("\n")
+            if not entry:
+                continue
+            commit, recipe, step = (entry.split("\x00") + ["", ""])[:3]
+            number = total = None
+            first = step.split("\x01")[0].strip()
+            fraction = first.split()[0] if first else ""
+            if "/" in fraction and all(p.isdigit() for p in fraction.split("/", 1)):
+                number, total = (int(p) for p in fraction.split("/", 1))
+            records.append(StepRecord(commit, recipe.split("\x01")[0].strip() or None, number, total))
+        return records
+
+    # --- creating things ---------------------------------------------------------------------
+
+    def add_worktree(self, start: str) -> Worktree:
+        """A temporary worktree, outside the user's working tree, detached at `start`."""
+        import git
+
+        parent = Path(tempfile.mkdtemp(prefix="pinshift-"))
+        path = parent / "worktree"
+        try:
+            self.repo.git.worktree("add", "--detach", "-q", str(path), start)
+        except git.GitCommandError as error:
+            shutil.rmtree(parent, ignore_errors=True)
+            raise GitError(f"cannot create a temporary worktree: {_first_line(error)}") from None
+        return Worktree(self, path, parent)
+
+    def set_branch(self, name: str, commit: str, expected: str | None) -> None:
+        """Point branch `name` at `commit`, only if it still is at `expected` (None: must not exist)."""
+        import git
+
+        try:
+            self.repo.git.update_ref("-m", "pinshift migrate", f"refs/heads/{name}", commit, expected or ZERO)
+        except git.GitCommandError as error:
+            raise GitError(f"cannot update branch {name}: {_first_line(error)}") from None
+
+    def push(self, remote: str, branch: str, force: bool = False) -> None:
+        import git
+
+        refspec = f"{'+' if force else ''}refs/heads/{branch}:refs/heads/{branch}"
+        try:
+            self.repo.git.push("-q", remote, refspec)
+        except git.GitCommandError as error:
+            raise GitError(f"branch {branch} was created, but pushing it to {remote} failed: {_first_line(error)} "
+                           f"(retry with: git push {remote} {branch})") from None
+
+
+class Worktree:
+    """A temporary checkout where a migration writes and commits; `remove()` leaves no trace."""
+
+    def __init__(self, repository: Repository, path: Path, parent: Path):
+        self.repository, self.path, self.parent = repository, path, parent
+        import git
+
+        self.git = git.Git(str(path))
+
+    def write(self, path: str, data: bytes) -> None:
+        from pinshift.files import write_atomic
+
+        write_atomic(self.path / path, data, durable=False)
+
+    def commit(self, paths: list[str], message: str, no_verify: bool = False) -> str:
+        """Stage `paths` and commit them through git (hooks, identity, signing apply); the new commit id."""
+        import git
+
+        try:
+            self.git.add("--", *paths)
+            args = ["-q", "--cleanup=whitespace", "-m", message]
+            if no_verify:
+                args.append("--no-verify")
+            self.git.commit(*args)
+        except git.GitCommandError as error:
+            raise GitError(f"git commit failed: {_first_line(error)}") from None
+        return self.git.rev_parse("HEAD")
+
+    def head(self) -> str:
+        return self.git.rev_parse("HEAD")
+
+    def remove(self) -> None:
+        """Remove the worktree and its administrative files (as `git worktree prune` would)."""
+        import git
+
+        try:
+            self.repository.repo.git.worktree("remove", "--force", "--force", str(self.path))
+        except git.GitCommandError:
+            pass
+        shutil.rmtree(self.parent, ignore_errors=True)
+        try:
+            self.repository.repo.git.worktree("prune")
+        except git.GitCommandError:
+            pass

@@ -1,0 +1,97 @@
+"""`pinshift migrate RECIPE`: options and output; the work is in pinshift.migrate."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import click
+
+from pinshift.report import emit, options_from, progress_bar, report_options
+
+
+def summary(result) -> str:
+    """Branch, base, one line per step (commit id and counts), warnings, and how to inspect the result."""
+    from pinshift.report.totals import plural, short
+
+    migration, plan = result.migration, result.plan
+    head = plan.target_commit or migration.start_commit
+    lines = []
+    if result.nothing_to_do:
+        lines.append(f"nothing to do: branch {migration.target} already has every step of recipe "
+                     f"{migration.recipe.name}")
+    lines.append(f"branch  {migration.target} ({short(head)})")
+    lines.append(f"base    {migration.base} ({short(migration.base_commit)})")
+    lines.append(f"recipe  {migration.recipe.name}")
+    for step in plan.steps:
+        commit = short(step.commit) if step.commit else "-" * 7
+        counts = (f"{plural(len(step.changed), 'file')}, {plural(step.edit_count, 'edit')}"
+                  if step.changed else "no change, no commit")
+        if step.warnings:
+            counts += f", {plural(len(step.warnings), 'warning')}"
+        if step.skipped:
+            counts += f", {len(step.skipped)} skipped"
+        lines.append(f"  {step.index}/{step.total} {commit} {step.title} — {counts}")
+    for warning in plan.warnings:
+        lines.append(f"warning: {warning}")
+    for step in plan.steps:
+        lines.extend(f"skipped: {change.reason or change.path}" for change in step.skipped)
+    if result.pushed:
+        lines.append(f"pushed  {migration.target} to {result.pushed}")
+    lines.append(f"inspect: git log --stat {migration.base}..{migration.target}")
+    return "\n".join(lines) + "\n"
+
+
+def run_migration(options, report) -> int:
+    """Plan, then either report (--dry-run) or commit and summarise; the exit code."""
+    from pinshift.migrate import failure, prepare, plan, run
+
+    with progress_bar() as progress:
+        options = replace(options, run=replace(options.run, strict=options.strict, progress=progress))
+        migration = prepare(options)
+        planned = plan(migration)
+    if options.dry_run:
+        code = emit(planned, report)
+        if any(failure(step, options.strict) for step in planned.steps):
+            code = max(code, 1)
+        return code
+    result = run(migration, planned)
+    if report.format or report.output:
+        click.echo(summary(result), err=True, nl=False)
+        return emit(planned, report)
+    click.echo(summary(result), nl=False)
+    return 0
+
+
+@click.command()
+@click.argument("recipe")
+@click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path), default=".",
+              help="The recipe repository (default: the current directory).")
+@click.option("--from", "base", metavar="BASE", help="Branch or commit to start from (default: the recipe's base).")
+@click.option("--branch", metavar="NAME", help="Branch to create (default: the recipe's target).")
+@click.option("--dry-run", is_flag=True, help="Plan and report; create no branch, commit or file.")
+@click.option("--resume", is_flag=True, help="Continue an existing branch after its last recorded step.")
+@click.option("--force", is_flag=True, help="Recreate an existing branch from the base.")
+@click.option("--keep-partial", is_flag=True, help="On failure, keep the branch at the last complete step.")
+@click.option("--push", metavar="REMOTE", help="Push the new branch to REMOTE.")
+@click.option("--no-verify", is_flag=True, help="Skip git's pre-commit and commit-msg hooks.")
+@click.option("--strict", is_flag=True, help="Fail a step that raises any warning.")
+@click.option("--migrations", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Load extra step kinds from the *.py files of DIR.")
+@report_options
+def migrate(recipe, repo, base, branch, dry_run, resume, force, keep_partial, push, no_verify, strict, migrations,
+            report_format, report_output, no_color, check) -> None:
+    """Run RECIPE onto a new branch from its base, one commit per step that changes something.
+
+    Works in a temporary git worktree: your current branch, working tree, index
+    and stash are left exactly as they are.
+    """
+    from pinshift.migrate import MigrateOptions
+
+    report = options_from(report_format, report_output, no_color, check)
+    options = MigrateOptions(recipe=recipe, repo=repo, base=base, branch=branch, dry_run=dry_run, resume=resume,
+                             force=force, keep_partial=keep_partial, push=push, no_verify=no_verify, strict=strict,
+                             migrations=migrations)
+    code = run_migration(options, report)
+    if code:
+        raise click.exceptions.Exit(code)

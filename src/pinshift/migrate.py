@@ -1,0 +1,277 @@
+"""`pinshift migrate`: a recipe run onto a new branch, one commit per changing step.
+
+Everything is checked and planned before anything is created: the repository's
+state, the recipe and its parameters, the base, the target, the remote, and the
+whole Plan (read from the start commit's objects, so the user's checkout is
+never read or touched). Only then does a temporary, detached `git worktree`
+outside the user's working tree receive the planned bytes step by step, each
+committed through git; the target branch is set once at the end (atomically,
+against the value it had), so a failure or Ctrl-C leaves no branch at all
+unless --keep-partial asks to keep the steps that completed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pinshift.errors import GitError, StepFailed, UsageError
+from pinshift.gitrepo import Repository, StepRecord
+from pinshift.plan import Plan, StepPlan
+from pinshift.recipes import Recipe, RecipeStep, find_recipe, validate_recipe
+from pinshift.runner import RunOptions, plan_recipe
+from pinshift.steps import StepKind, available_kinds
+
+LISTED_FILES = 10  # a commit body lists the changed files when there are at most this many
+
+
+@dataclass(frozen=True)
+class MigrateOptions:
+    """Every `pinshift migrate` option, built once by the command and passed down."""
+
+    recipe: str
+    repo: Path = Path(".")
+    base: str | None = None
+    branch: str | None = None
+    dry_run: bool = False
+    resume: bool = False
+    force: bool = False
+    keep_partial: bool = False
+    push: str | None = None
+    no_verify: bool = False
+    strict: bool = False
+    migrations: Path | None = None
+    run: RunOptions = field(default_factory=RunOptions)
+
+
+@dataclass
+class Migration:
+    """A validated migration: where it starts, where it goes, and what it runs."""
+
+    options: MigrateOptions
+    repository: Repository
+    recipe: Recipe
+    steps: list[tuple[RecipeStep, StepKind, Any]]
+    base: str
+    base_commit: str
+    target: str
+    target_commit: str | None  # the branch's commit now (resume/force), None when it does not exist
+    start_commit: str  # where planning and the first commit start from
+    first_step: int = 1  # 1-based; later than 1 when resuming
+
+
+@dataclass
+class Result:
+    """What a run did: the plan with each committed step's commit id filled in."""
+
+    migration: Migration
+    plan: Plan
+    nothing_to_do: bool = False
+    pushed: str | None = None
+
+    @property
+    def committed(self) -> list[StepPlan]:
+        return [s for s in self.plan.steps if s.commit]
+
+
+# --- validation -----------------------------------------------------------------------------
+
+
+def prepare(options: MigrateOptions) -> Migration:
+    """Check everything the run needs, in the order a user would fix it; create nothing."""
+    if options.resume and options.force:
+        raise UsageError("--resume and --force exclude each other: continue the branch or recreate it, not both")
+    repository = Repository.open(options.repo)
+    recipe = find_recipe(options.recipe, repository.root)
+    kinds = available_kinds(repository.root, options.migrations)
+    steps = validate_recipe(recipe, kinds)
+    base = options.base or recipe.base or _current_branch(repository)
+    base_commit = repository.resolve_base(base)
+    target = options.branch or recipe.target or recipe.name
+    repository.check_branch_name(target)
+    if target == base:
+        raise UsageError(f"the target branch '{target}' is the base itself; name a new branch with --branch")
+    target_commit = repository.branch_commit(target)
+    migration = Migration(options, repository, recipe, steps, base, base_commit, target, target_commit, base_commit)
+    if target_commit is not None:
+        _existing_target(migration)
+    if options.push and options.push not in repository.remotes():
+        known = ", ".join(repository.remotes()) or "none"
+        raise GitError(f"--push {options.push}: no such remote (remotes: {known}); add it with git remote add")
+    if not options.dry_run:
+        repository.check_identity()
+    return migration
+
+
+def _current_branch(repository: Repository) -> str:
+    branch = repository.current_branch()
+    if branch is None:
+        raise GitError("HEAD is detached and the recipe names no base branch; name the base with --from BRANCH")
+    return branch
+
+
+def _existing_target(migration: Migration) -> None:
+    """--resume or --force decide what happens to an existing target; without them it is an error."""
+    options, target = migration.options, migration.target
+    if not (options.resume or options.force):
+        raise GitError(f"branch '{target}' already exists; continue it with --resume, recreate it from "
+                       f"{migration.base} with --force, or choose another name with --branch")
+    where = migration.repository.checked_out_at(target)
+    if where is not None and not options.dry_run:
+        raise GitError(f"branch '{target}' is checked out in {where}; switch that checkout to another branch "
+                       "first (pinshift never moves a checked-out branch)")
+    if options.resume:
+        migration.first_step = _resume_point(migration)
+        migration.start_commit = migration.target_commit
+
+
+def _resume_point(migration: Migration) -> int:
+    """The step after the last one recorded in the target's trailers; refuse on foreign commits."""
+    records = migration.repository.step_records(migration.base_commit, migration.target_commit)
+    total = len(migration.steps)
+    if not records:
+        return 1
+    newest: StepRecord = records[0]
+    mine = [r for r in records if r.recipe == migration.recipe.name and r.step is not None]
+    if not mine:
+        raise GitError(f"branch '{migration.target}' has commits that recipe {migration.recipe.name} did not make; "
+                       "use --force to recreate it or --branch to choose another name")
+    if newest is not mine[0]:
+        foreign = migration.repository.short(newest.commit)
+        raise GitError(f"branch '{migration.target}' has commits after pinshift's last step (newest: {foreign}); "
+                       "cannot resume over them: use --force to recreate it or --branch to choose another name")
+    last = mine[0]
+    if last.total != total:
+        raise GitError(f"branch '{migration.target}' was made by a {last.total}-step version of recipe "
+                       f"{migration.recipe.name}, which now has {total} steps; use --force to recreate it")
+    return last.step + 1
+
+
+# --- planning -------------------------------------------------------------------------------
+
+
+def plan(migration: Migration) -> Plan:
+    """The Plan of the remaining steps, read from the start commit's objects (nothing written)."""
+    repository = migration.repository
+    tree = repository.tree(migration.start_commit)
+    if migration.first_step > len(migration.steps):
+        result = Plan(recipe=migration.recipe.name, steps=[])
+    else:
+        result = plan_recipe(tree, migration.recipe, migration.steps, migration.options.run, migration.first_step)
+    result.repository = str(repository.root)
+    result.base, result.base_commit = migration.base, migration.base_commit
+    result.target = migration.target
+    result.dry_run = migration.options.dry_run
+    if migration.first_step > 1:
+        result.notes.append(f"resuming {migration.target} after step {migration.first_step - 1}")
+    return result
+
+
+def failure(step: StepPlan, strict: bool) -> str | None:
+    """Why a planned step cannot be committed (a refused file, a warning under --strict), or None."""
+    if step.refused:
+        first = step.refused[0]
+        more = f" (and {len(step.refused) - 1} more)" if len(step.refused) > 1 else ""
+        return f"{first.reason if first.reason.startswith(first.path) else f'{first.path}: {first.reason}'}{more}"
+    if strict and step.warnings:
+        more = f" (and {len(step.warnings) - 1} more)" if len(step.warnings) > 1 else ""
+        return f"warning under --strict: {step.warnings[0]}{more}"
+    return None
+
+
+# --- committing -----------------------------------------------------------------------------
+
+
+def commit_message(step: StepPlan, recipe: str) -> str:
+    """Subject (the step's message, else its title), counts, short file list, Pinshift trailers."""
+    text = step.message.strip() or step.title
+    subject, _, body = text.partition("\n")
+    paragraphs = [subject.strip()]
+    if body.strip():
+        paragraphs.append(body.strip())
+    changed = step.changed
+    counts = f"{len(changed)} file{'s' if len(changed) != 1 else ''} changed, " \
+             f"{step.edit_count} edit{'s' if step.edit_count != 1 else ''}"
+    if step.warnings:
+        counts += f", {len(step.warnings)} warning{'s' if len(step.warnings) != 1 else ''}"
+    if len(changed) <= LISTED_FILES:
+        counts += ":\n" + "\n".join(f"  {c.path}" for c in changed)
+    paragraphs.append(counts)
+    paragraphs.append(f"Pinshift-Recipe: {recipe}\nPinshift-Step: {step.index}/{step.total} {step.kind}")
+    return "\n\n".join(paragraphs) + "\n"
+
+
+def run(migration: Migration, planned: Plan) -> Result:
+    """Commit each changing step in a temporary worktree, then set (and push) the branch.
+
+    On any failure, Ctrl-C included, the worktree goes and no branch is left,
+    unless --keep-partial: then the branch keeps the steps that completed.
+    """
+    options, repository = migration.options, migration.repository
+    result = Result(migration, planned)
+    if not planned.steps:
+        result.nothing_to_do = True
+        planned.target_commit = migration.start_commit
+        return result
+    failing = next((s for s in planned.steps if failure(s, options.strict)), None)
+    if failing is not None and not options.keep_partial:
+        raise _step_failed(failing, failure(failing, options.strict), migration, None)
+    worktree = repository.add_worktree(migration.start_commit)
+    head = migration.start_commit
+    try:
+        for step in planned.steps:
+            if step is failing:
+                raise _step_failed(step, failure(step, options.strict), migration, head)
+            if not step.changed:
+                continue
+            for change in step.changed:
+                worktree.write(change.path, change.after)
+            try:
+                head = step.commit = worktree.commit([c.path for c in step.changed],
+                                                     commit_message(step, migration.recipe.name), options.no_verify)
+            except GitError as error:
+                raise _step_failed(step, str(error), migration, head) from None
+        if head == migration.start_commit and migration.first_step > 1:
+            result.nothing_to_do = True
+        repository.set_branch(migration.target, head, migration.target_commit)
+    except BaseException:
+        if options.keep_partial:
+            _keep(migration, head)
+        raise
+    finally:
+        worktree.remove()
+    planned.target_commit = head
+    if options.push:
+        repository.push(options.push, migration.target, force=options.force)
+        result.pushed = options.push
+    return result
+
+
+def _keep(migration: Migration, head: str) -> None:
+    """--keep-partial: point the branch at the last complete step (best effort: never mask the failure)."""
+    if head == migration.target_commit:
+        return
+    try:
+        migration.repository.set_branch(migration.target, head, migration.target_commit)
+    except GitError:
+        pass
+
+
+def _step_failed(step: StepPlan, reason: str, migration: Migration, head: str | None) -> StepFailed:
+    where = f"step {step.index}/{step.total} ({step.kind}) failed: {reason}"
+    if migration.options.keep_partial and head is not None:
+        done = "no step completed" if head == migration.start_commit and migration.first_step == 1 \
+            else f"kept at {migration.repository.short(head)}"
+        return StepFailed(f"{where}; branch {migration.target} {done}; fix the problem, then continue with "
+                          f"`pinshift migrate {migration.options.recipe} --resume"
+                          f"{' --branch ' + migration.target if migration.options.branch else ''}`")
+    left = f"branch {migration.target} unchanged" if migration.target_commit else "no branch was created"
+    return StepFailed(f"{where}; {left}")
+
+
+def migrate(options: MigrateOptions) -> tuple[Migration, Plan]:
+    """Validate and plan (the dry run); `run` the result to commit it."""
+    migration = prepare(options)
+    return migration, plan(migration)
+
