@@ -266,6 +266,44 @@ class Repository:
                            f"(retry with: git push {remote} {branch})") from None
 
 
+def init_repository(directory: Path, branch: str) -> Repository:
+    """A new repository in `directory` whose first branch is `branch` (for `pinshift demo`).
+
+    Gives the repository a local identity only when git has none, so the demo works
+    on a fresh machine and still commits as the user where one is configured.
+    """
+    import git
+
+    repo = git.Repo.init(directory, initial_branch=branch)
+    repository = Repository(repo)
+    try:
+        repository.check_identity()
+    except GitError:
+        with repo.config_writer() as config:
+            config.set_value("user", "name", "pinshift demo")
+            config.set_value("user", "email", "demo@pinshift.invalid")
+    return repository
+
+
+def commit_everything(repository: Repository, message: str, branch: str | None = None) -> str:
+    """Commit every file of the work tree (on a new `branch` when given); the commit id.
+
+    Scaffolding for fixtures and the demo, not for migrations: no hooks, no signing.
+    """
+    git_ = repository.repo.git
+    if branch is not None:
+        git_.switch("-q", "-c", branch)
+    git_.add("-A")
+    git_.commit("-q", "--no-verify", "--no-gpg-sign", "-m", message)
+    return git_.rev_parse("HEAD")
+
+
+def one_line_log(repository: Repository, base: str, tip: str) -> list[str]:
+    """`git log --oneline base..tip`, oldest first: the commit list a summary shows."""
+    output = repository.repo.git.log("--reverse", "--format=%h %s", f"{base}..{tip}")
+    return output.splitlines()
+
+
 class Worktree:
     """A temporary checkout where a migration writes and commits; `remove()` leaves no trace."""
 
