@@ -43,7 +43,7 @@ from typing import Literal
 from pinshift.edits import Edit
 from pinshift.errors import ParamError, StepFailed
 from pinshift.steps import StepContext, StepOutput
-from pinshift.syntax.queries import STRING_TYPES, as_string, override_attrs, unwrap, walk
+from pinshift.syntax.queries import STRING_TYPES, as_string, nodes_spelling, override_attrs, unwrap, walk
 
 NAME = "metadata-rev"
 LANGUAGES = ("nix",)
@@ -71,10 +71,21 @@ def needles(params: Params) -> tuple[bytes, ...]:
     return () if params.missing != "skip" else (MARKER, b"overrideAttrs")
 
 
+def _strings_naming_marker(doc) -> list:
+    """The strings whose bytes spell the marker (both patterns do), outermost first, in source order."""
+    strings = {}
+    for node in nodes_spelling(doc, MARKER):
+        while node is not None and node.type not in STRING_TYPES:
+            node = node.parent
+        if node is not None:
+            strings[node.id] = node
+    return sorted(strings.values(), key=lambda n: (n.start_byte, -n.end_byte))
+
+
 def _markers(doc, out: StepOutput) -> list[tuple[int, re.Match]]:
     """(fragment start, match) of each literal marker; warns about interpolated ones."""
     found = []
-    for node in walk(doc.root, *STRING_TYPES):
+    for node in _strings_naming_marker(doc):
         string = as_string(node)
         for index, part in enumerate(string.parts):
             if part.kind != "literal":

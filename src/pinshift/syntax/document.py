@@ -56,6 +56,8 @@ class Document:
     path: str
     data: bytes
     tree: tree_sitter.Tree = field(repr=False)
+    # query results computed on this tree (see queries.fetcher_calls); a reparse starts afresh
+    memo: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def root(self) -> tree_sitter.Node:

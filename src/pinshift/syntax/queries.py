@@ -13,12 +13,13 @@ Examples:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from tree_sitter import Node
+from tree_sitter import Node, Query, QueryCursor
 
-from pinshift.syntax.document import Document
+from pinshift.syntax.document import Document, nix_language
 
 ATTRSET_TYPES = ("attrset_expression", "rec_attrset_expression", "let_attrset_expression")
 BINDING_CONTAINERS = ATTRSET_TYPES + ("let_expression",)
@@ -26,14 +27,21 @@ STRING_TYPES = ("string_expression", "indented_string_expression")
 
 
 def walk(node: Node, *types: str) -> Iterator[Node]:
-    """Every descendant of `node` (itself included) whose type is one of `types`, in source order."""
+    """Every descendant of `node` (itself included) whose type is one of `types`, in source order.
+
+    With `types`, a compiled tree-sitter query finds the nodes in C (the steps'
+    hot path: a Python cursor walk visits every node of the file); without, every
+    node is visited.
+    """
+    if types:
+        found = QueryCursor(_query(types)).captures(node).get("n", ())
+        yield from sorted(found, key=_preorder)
+        return
     cursor = node.walk()
     visited_children = False
     while True:
         if not visited_children:
-            current = cursor.node
-            if current is not None and (not types or current.type in types):
-                yield current
+            yield cursor.node
             if cursor.goto_first_child():
                 continue
         if cursor.goto_next_sibling():
@@ -42,6 +50,26 @@ def walk(node: Node, *types: str) -> Iterator[Node]:
         if not cursor.goto_parent():
             return
         visited_children = True
+
+
+def _preorder(node: Node) -> tuple[int, int]:
+    return node.start_byte, -node.end_byte
+
+
+def nodes_spelling(doc: Document, needle: bytes) -> Iterator[Node]:
+    """The smallest node around each place the file's bytes spell `needle` (a targeted, cheap lookup)."""
+    start = doc.data.find(needle)
+    while start >= 0:
+        end = start + len(needle)
+        node = doc.root.descendant_for_byte_range(start, end)
+        if node is not None:
+            yield node
+        start = doc.data.find(needle, end)
+
+
+@functools.lru_cache(maxsize=None)
+def _query(types: tuple[str, ...]) -> Query:
+    return Query(nix_language(), "[" + " ".join(f"({t})" for t in types) + "] @n")
 
 
 def unwrap(node: Node | None) -> Node | None:
@@ -440,9 +468,24 @@ def _function_name(doc: Document, node: Node) -> str | None:
 
 
 def fetcher_calls(doc: Document) -> list[FetcherCall]:
-    """Calls of builtins.fetchTarball, fetchTarball, fetchurl, fetchzip, fetchFromGitHub, fetchgit, builtins.fetchGit."""
+    """Calls of builtins.fetchTarball, fetchTarball, fetchurl, fetchzip, fetchFromGitHub, fetchgit, builtins.fetchGit.
+
+    Found from the places the file spells a fetcher's name (a byte search, then
+    a climb to the enclosing application), not by visiting every node: a call's
+    function always spells its name. Remembered per document: a step's survey
+    and its plan both ask for them.
+    """
+    if "fetcher_calls" in doc.memo:
+        return list(doc.memo["fetcher_calls"])
+    applications = {}
+    for name in FETCHER_NAMES:
+        for node in nodes_spelling(doc, name.encode()):
+            while node is not None and node.type != "apply_expression":
+                node = node.parent
+            if node is not None:
+                applications[node.id] = node
     found = []
-    for node in walk(doc.root, "apply_expression"):
+    for node in sorted(applications.values(), key=_preorder):
         name = _function_name(doc, node.child_by_field_name("function"))
         if name is None or name.rsplit(".", 1)[-1] not in FETCHER_NAMES:
             continue
@@ -460,4 +503,5 @@ def fetcher_calls(doc: Document) -> list[FetcherCall]:
                 if len(segments) == 1 and segments[0].name is not None:
                     args[segments[0].name] = binding.child_by_field_name("expression")
             found.append(FetcherCall(node, name, "attrset", args, args.get("url")))
+    doc.memo["fetcher_calls"] = tuple(found)
     return found
