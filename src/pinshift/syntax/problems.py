@@ -7,6 +7,10 @@ ERROR node holding the lone comma. Exactly that shape is forgiven: one comma, af
 a real formal, followed only by comments and the closing brace. Nix itself rejects
 a comma after `...`, and so do we.
 
+Nix (2.8, our oracle) also rejects a file that starts with a UTF-8 byte-order
+mark, which tree-sitter silently skips; that is reported as a problem too, so
+`pinshift parse` agrees with Nix. The BOM's bytes are still kept by every edit.
+
 Examples:
     `{ a, b, }: a`      -> no problems
     `{ a, ..., }: a`    -> one problem (Nix: "unexpected ','")
@@ -92,10 +96,16 @@ def _describe(doc: Document, node: Node) -> str:
     return f"syntax error: unexpected {first!r}" if first else "syntax error"
 
 
+BOM = b"\xef\xbb\xbf"
+BOM_MESSAGE = "syntax error: byte-order mark (Nix rejects a file starting with a UTF-8 BOM; remove its first 3 bytes)"
+
+
 def find_problems(doc: Document) -> Iterator[Problem]:
     """Every syntax problem in `doc`, in source order, forgiving only the trailing-comma gap."""
     from pinshift.syntax.document import Problem
 
+    if doc.data.startswith(BOM):
+        yield Problem(doc.path, 0, 1, 1, BOM_MESSAGE, doc.line_text(0))
     for node in _problem_nodes(doc.root):
         offset = node.start_byte
         line, column = doc.position(offset)
