@@ -163,3 +163,16 @@ def test_demo_shaped_repository_migrates_with_the_seed_changes(tmp_path, run_cli
     assert ok_before and ok_after
     assert canonical_after == (canonical_before.replace(OLD_REV, NEW_REV).replace("python3Packages", "python313Packages")
                                .replace("echo 1 >", "echo 2 >"))
+
+
+def test_committed_run_can_write_the_json_report(repo, run_cli):
+    import json
+
+    result = run_cli(*swaps_args(repo, "--format", "json"))
+    assert result.exit_code == 0, result
+    report = json.loads(result.stdout)
+    head = git(repo, "rev-parse", "swapped").strip()
+    assert report["dry_run"] is False
+    assert report["target"] == {"ref": "swapped", "commit": head}
+    assert [s["commit"] for s in report["steps"]] == [git(repo, "rev-parse", "swapped~1").strip(), None, head]
+    assert result.stderr.startswith("branch  swapped (")  # the summary moves to stderr

@@ -7,10 +7,21 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 
 import pytest
 from conftest import git
 from migrate_repo import FILES, MIGRATIONS, SWAPS, dirty, snapshot, swaps_args, worktree_dirs
+
+
+@pytest.fixture(autouse=True)
+def scratch(tmp_path, monkeypatch):
+    """Temporary worktrees go here (not the shared /tmp), so a test sees only its own leftovers."""
+    directory = tmp_path / "scratch"
+    directory.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(directory))
+    monkeypatch.setenv("TMPDIR", str(directory))
+    return directory
 
 
 @pytest.fixture
@@ -31,8 +42,7 @@ def assert_nothing_left(root, before) -> None:
     assert snapshot(root) == before
     assert worktree_dirs(root) == []
     assert git(root, "worktree", "prune", "--dry-run", "-v") == ""
-    assert not [p for p in os.listdir(os.environ.get("TMPDIR", "/tmp")) if p.startswith("pinshift-") and
-                os.path.isdir(os.path.join(os.environ.get("TMPDIR", "/tmp"), p, "worktree"))]
+    assert [p for p in os.listdir(tempfile.gettempdir()) if p.startswith("pinshift-")] == []
 
 
 def write_recipe(tmp_path, name: str, steps: str, base: str = "base") -> str:
