@@ -12,7 +12,7 @@ from conftest import FIXTURES
 from pinshift.edits import Edit, apply_edits, apply_to_document, normalize_edits
 from pinshift.errors import EditConflict, EditRefused
 from pinshift.syntax.document import parse_document
-from pinshift.syntax.queries import walk
+from pinshift.syntax.queries import strings, walk
 
 SYNTAX = FIXTURES / "syntax"
 
@@ -100,8 +100,8 @@ FRAGMENT = st.text(st.characters(blacklist_characters="\"\\$'\r\0", blacklist_ca
 
 def editable_nodes(doc):
     """Identifiers and literal string fragments: the tokens migration steps rewrite."""
-    nodes = list(walk(doc.root, "identifier", "string_fragment"))
-    return [n for n in nodes if n.end_byte > n.start_byte]
+    nodes = list(walk(doc.root, "identifier")) + [f for s in strings(doc) for f in s.literals()]
+    return sorted((n for n in nodes if n.end_byte > n.start_byte), key=lambda n: n.start_byte)
 
 
 @st.composite

@@ -52,7 +52,8 @@ def parse(paths: tuple[str, ...], max_bytes: int, quiet: bool) -> None:
         checked += 1
         for problem in parse_document(data, shown).problems:
             problems += 1
-            click.echo(f"{problem}\n    {problem.source_line.strip()}")
+            line = problem.source_line.strip()
+            click.echo(f"{problem}\n    {line}" if line else str(problem))
     if not quiet:
         click.echo(f"{checked} files parsed, {problems} problems, {skipped} skipped", err=True)
     if problems:

@@ -371,8 +371,17 @@ def as_string(node: Node) -> NixString | None:
     """The string view of a string node (None for anything else)."""
     if node.type not in STRING_TYPES:
         return None
-    parts = tuple(StringPart(_PART_KINDS[c.type], c) for c in node.named_children if c.type in _PART_KINDS)
-    return NixString(node, node.type == "indented_string_expression", parts)
+    parts: list[StringPart] = []
+    for child in node.named_children:
+        kind = _PART_KINDS.get(child.type)
+        if kind is None:
+            continue
+        if kind == "literal" and parts and parts[-1].node.type == "dollar_escape" and child.end_byte - child.start_byte == 1:
+            # tree-sitter-nix 0.1.0 splits `\$` and `''$` into a dollar_escape (`\`, `''`) and a
+            # one-byte `$` fragment; that `$` belongs to the escape, it is not literal text to edit.
+            kind = "escape"
+        parts.append(StringPart(kind, child))
+    return NixString(node, node.type == "indented_string_expression", tuple(parts))
 
 
 def strings(doc: Document, within: Node | None = None) -> list[NixString]:
