@@ -66,3 +66,80 @@ def test_context_lines_are_configurable():
     after = before.replace(b"5\n", b"five\n")
     diff = unified_diff("f.nix", before, after, context=1)
     assert b"@@ -5,3 +5,3 @@\n 4\n-5\n+five\n 6\n" in diff
+
+
+# --- the windowed diff is as good as a diff of the whole files ---------------------------------
+# It diffs only the stretch between the common first and last lines. Where lines repeat, a change
+# can be placed in more than one way; the property is: it applies to `before` giving `after`, and it
+# changes exactly as many lines as difflib's whole-file diff.
+
+import difflib as _difflib
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pinshift.diff import _lines
+
+
+def _whole_file_diff(before: bytes, after: bytes, context: int) -> bytes:
+    chunks = _difflib.diff_bytes(_difflib.unified_diff, _lines(before), _lines(after),
+                                 fromfile=b"a/f", tofile=b"b/f", n=context)
+    return b"".join(c if c.endswith(b"\n") else c + b"\n" for c in chunks)
+
+
+def _changed_lines(patch: bytes) -> int:
+    return sum(1 for line in patch.splitlines()[2:] if line[:1] in (b"+", b"-"))
+
+
+def _apply(before: bytes, patch: bytes) -> list[bytes]:
+    """Apply a unified diff to `before`, checking every context and removed line; the new lines."""
+    old = _lines(before)
+    lines: list[bytes] = []
+    for line in patch.splitlines(keepends=True)[2:]:
+        if line.startswith(b"\\") and lines:
+            lines[-1] += line  # "\ No newline at end of file" belongs to the line above
+        else:
+            lines.append(line)
+    out, position, index = [], 0, 0
+    while index < len(lines):
+        header = re.match(rb"@@ -(\d+)(?:,(\d+))? ", lines[index])
+        assert header, lines[index]
+        start = int(header.group(1))
+        length = int(header.group(2)) if header.group(2) is not None else 1
+        first = start - 1 if length else start
+        out.extend(old[position:first])
+        position, index = first, index + 1
+        while index < len(lines) and not lines[index].startswith(b"@@"):
+            tag, element = lines[index][:1], lines[index][1:]
+            if tag in (b" ", b"-"):
+                assert old[position] == element
+                position += 1
+            if tag in (b" ", b"+"):
+                out.append(element)
+            index += 1
+    return out + old[position:]
+
+
+_LINE = st.sampled_from([b"a\n", b"b\n", b"  x = 1;\n", b"\n", b"}\n", b"c\r\n"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    lines=st.lists(_LINE, min_size=0, max_size=60),
+    edits=st.lists(st.tuples(st.integers(0, 60), st.integers(0, 3), st.lists(_LINE, max_size=3)), max_size=4),
+    final_newline=st.booleans(),
+    context=st.integers(0, 4),
+)
+def test_windowed_diff_applies_and_is_as_small_as_a_whole_file_diff(lines, edits, final_newline, context):
+    new = list(lines)
+    for at, drop, insert in edits:
+        at = min(at, len(new))
+        new[at : at + drop] = insert
+    before, after = b"".join(lines), b"".join(new)
+    if not final_newline:
+        before, after = before.rstrip(b"\n"), after.rstrip(b"\n")
+    patch = unified_diff("f", before, after, context)
+    assert (patch == b"") == (before == after)
+    if patch:
+        assert _changed_lines(patch) == _changed_lines(_whole_file_diff(before, after, context))
+        assert _apply(before, patch) == _lines(after)
