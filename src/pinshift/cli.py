@@ -84,8 +84,13 @@ def main(argv: list[str] | None = None) -> int:
         result = cli.main(args=args, prog_name="pinshift", standalone_mode=False)
     except click.exceptions.Exit as done:
         return done.exit_code
+    except click.UsageError as error:
+        # one line, like every other error: what is wrong, and where to look
+        where = error.ctx.command_path if error.ctx is not None else "pinshift"
+        click.echo(f"{where}: error: {error.format_message().rstrip('.')}; see '{where} --help'", err=True)
+        return 2
     except click.ClickException as error:
-        error.show()
+        click.echo(f"pinshift: error: {error.format_message()}", err=True)
         return 2 if error.exit_code in (1, 2) else error.exit_code
     except click.exceptions.Abort:
         click.echo("pinshift: interrupted", err=True)

@@ -1,0 +1,119 @@
+"""`pinshift parse` through the real entry point: exit 0/1/2, path:line:col output, .gitignore-aware walks."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from conftest import FIXTURES
+from pinshift import __version__
+
+SYNTAX = FIXTURES / "syntax"
+BROKEN = b'{\n  pname = "broken"\n  version = "1";\n}\n'
+
+
+def test_clean_files_exit_0_with_a_summary(run_cli, tmp_path):
+    (tmp_path / "a.nix").write_bytes(b"{ a, b, }: a\n")
+    (tmp_path / "b.nix").write_bytes(b"{ }\n")
+    result = run_cli("parse", "a.nix", "b.nix", cwd=tmp_path)
+    assert result.exit_code == 0, result
+    assert result.stdout == ""
+    assert result.stderr == "2 files parsed, 0 problems, 0 skipped\n"
+
+
+def test_problems_print_path_line_col_and_exit_1(run_cli, tmp_path):
+    (tmp_path / "pkgs").mkdir()
+    (tmp_path / "pkgs" / "bad.nix").write_bytes(BROKEN)
+    result = run_cli("parse", "pkgs/bad.nix", cwd=tmp_path)
+    assert result.exit_code == 1
+    assert result.stdout == "pkgs/bad.nix:3:11: syntax error: unexpected '='\n    version = \"1\";\n"
+    assert result.stderr == "1 files parsed, 1 problems, 0 skipped\n"
+
+
+def test_quiet_prints_only_problems(run_cli, tmp_path):
+    (tmp_path / "bad.nix").write_bytes(BROKEN)
+    result = run_cli("parse", "--quiet", "bad.nix", cwd=tmp_path)
+    assert (result.exit_code, result.stderr) == (1, "")
+    assert result.stdout.startswith("bad.nix:3:11: ")
+
+
+def test_directory_walk_honours_gitignore(run_cli, make_repo):
+    repo = make_repo({
+        ".gitignore": "result/\nignored.nix\n",
+        "good.nix": "{ }: 1\n",
+        "pkgs/bad.nix": BROKEN,
+        "README.md": "not nix {\n",
+    })
+    (repo / "result").mkdir()
+    (repo / "result" / "generated.nix").write_bytes(b"{ broken\n")
+    (repo / "ignored.nix").write_bytes(b"{ broken\n")
+    (repo / "new.nix").write_bytes(b"{ also broken\n")  # untracked but not ignored: checked
+    result = run_cli("parse", ".", cwd=repo)
+    assert result.exit_code == 1
+    reported = sorted({line.split(":")[0] for line in result.stdout.splitlines() if not line.startswith(" ")})
+    assert reported == ["new.nix", "pkgs/bad.nix"]
+    assert result.stderr == "3 files parsed, 2 problems, 0 skipped\n"
+
+
+def test_directory_outside_git_is_walked(run_cli, tmp_path):
+    (tmp_path / "d" / "deep").mkdir(parents=True)
+    (tmp_path / "d" / "deep" / "x.nix").write_bytes(b"{ a = ; }\n")
+    (tmp_path / "d" / "notes.txt").write_bytes(b"{ a = ; }\n")
+    result = run_cli("parse", "-q", "d", cwd=tmp_path)
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[0] == "d/deep/x.nix:1:6: syntax error: missing 'identifier'"
+
+
+def test_skipped_files_are_reported_and_do_not_fail(run_cli, tmp_path):
+    (tmp_path / "blob.nix").write_bytes(b"\0\0")
+    (tmp_path / "big.nix").write_bytes(b"# " + b"x" * 200 + b"\n")
+    result = run_cli("parse", "--max-bytes", "100", "blob.nix", "big.nix", cwd=tmp_path)
+    assert result.exit_code == 0
+    assert "blob.nix: binary file (NUL byte); skipped\n" in result.stderr
+    assert "big.nix: larger than 100 bytes; skipped (raise --max-bytes to include it)\n" in result.stderr
+    assert result.stderr.endswith("0 files parsed, 0 problems, 2 skipped\n")
+
+
+def test_fixture_directories(run_cli):
+    assert run_cli("parse", "-q", str(SYNTAX / "valid")).exit_code == 0
+    broken = run_cli("parse", "-q", str(SYNTAX / "invalid"))
+    assert broken.exit_code == 1
+    files = {line.split(":")[0] for line in broken.stdout.splitlines() if not line.startswith(" ")}
+    assert len(files) == len(list((SYNTAX / "invalid").glob("*.nix")))
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("parse", "missing.nix"), "pinshift: error: missing.nix: no such file or directory\n"),
+        (("parse",), "pinshift parse: error: Missing argument 'PATHS...'; see 'pinshift parse --help'\n"),
+        (("parse", "--bogus", "x.nix"), "pinshift parse: error: No such option '--bogus'; see 'pinshift parse --help'\n"),
+        (("no-such-command",), "pinshift: error: No such command 'no-such-command'; see 'pinshift --help'\n"),
+    ],
+)
+def test_usage_errors_are_one_line_and_exit_2(run_cli, tmp_path, args, message):
+    result = run_cli(*args, cwd=tmp_path)
+    assert result.exit_code == 2
+    assert (result.stdout, result.stderr) == ("", message)
+
+
+def test_version_and_help(run_cli):
+    assert run_cli("--version").stdout == f"pinshift, version {__version__}\n"
+    help_text = run_cli("--help")
+    assert help_text.exit_code == 0 and "parse" in help_text.stdout and "--debug" in help_text.stdout
+    parse_help = run_cli("parse", "--help")
+    assert "path:line:col" in parse_help.stdout and "--max-bytes" in parse_help.stdout
+
+
+def test_installed_console_script_no_traceback(tmp_path):
+    """The console script itself (a subprocess): odd bytes in paths and files never produce a traceback."""
+    (tmp_path / "caf\xe9.nix").write_bytes(b"# caf\xe9\n{ a = \xff; }\n")
+    script = [sys.executable, "-c", "from pinshift.cli import run; run()"]
+    result = subprocess.run([*script, "parse", "."], cwd=tmp_path, capture_output=True)
+    assert result.returncode == 1
+    assert b"Traceback" not in result.stdout + result.stderr
+    assert result.stdout.startswith("caf\xe9.nix:2:".encode())
+    missing = subprocess.run([*script, "parse", "nope"], cwd=tmp_path, capture_output=True)
+    assert (missing.returncode, missing.stderr) == (2, b"pinshift: error: nope: no such file or directory\n")
