@@ -117,3 +117,8 @@ def test_invalid_fixtures_have_located_problems(path):
         assert str(problem).startswith(f"x.nix:{problem.line}:{problem.column}: syntax error")
         assert doc.position(problem.offset) == (problem.line, problem.column)
         assert problem.source_line in data.decode("utf-8", "replace")
+
+
+def test_error_swallowing_the_file_is_reported_at_the_token_inside_it():
+    doc = parse_document((SYNTAX / "invalid" / "bad_interpolation.nix").read_bytes(), "i.nix")
+    assert [str(p) for p in doc.problems] == ["i.nix:2:26: syntax error: unexpected '\";'"]

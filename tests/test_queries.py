@@ -259,3 +259,14 @@ def test_seed_recipe_shape():
 def test_fetcher_names_in_strings_or_comments_are_not_calls():
     doc = parse_document(b'# fetchurl { url = "x"; }\n{ note = "fetchTarball is used"; fetchurl = 1; }\n')
     assert q.fetcher_calls(doc) == []
+
+
+def test_every_fetcher_in_the_bare_url_form():
+    doc, calls = fetchers("fetchers_bare_url_all.nix")
+    assert [c.function for c in calls] == [
+        "builtins.fetchTarball", "fetchTarball", "fetchurl", "fetchzip",
+        "fetchFromGitHub", "fetchgit", "builtins.fetchGit", "pkgs.fetchurl",
+    ]
+    assert {c.form for c in calls} == {"url"}
+    assert [doc.text(c.url)[-4:] for c in calls][-1] == b"/8''"  # an indented string is a URL too
+    assert all(c.rev is None and c.hashes == {} for c in calls)

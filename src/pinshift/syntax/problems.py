@@ -79,9 +79,13 @@ def _problem_nodes(node: Node) -> Iterator[Node]:
     if not node.has_error and not node.is_missing:
         return
     if node.is_missing or node.is_error:
-        if not is_trailing_formals_comma(node):
-            yield node
+        if is_trailing_formals_comma(node):
             return
+        # An ERROR that swallowed the whole file says little at 1:1; the errors inside it point
+        # at the offending token (`"torch-${version";` -> the `";`), so report those when there are any.
+        inner = [p for child in node.children for p in _problem_nodes(child)] if node.is_error else []
+        yield from inner or [node]
+        return
     for child in node.children:
         yield from _problem_nodes(child)
 
