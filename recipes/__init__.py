@@ -1,1 +1,1 @@
-"""Bundled recipes (TOML). This file only makes the folder importable so it ships in the wheel."""
+"""Bundled recipes (TOML), shipped as package `pinshift.bundled_recipes` so they travel in the wheel."""

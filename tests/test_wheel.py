@@ -49,11 +49,12 @@ def wheel(tmp_path_factory) -> Path:
 
 def test_wheel_contains_bundled_recipes_and_migrations(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert "pinshift/recipes/__init__.py" in names
+    assert "pinshift/bundled_recipes/__init__.py" in names and "pinshift/recipes.py" in names
+    assert not any(n.startswith("pinshift/recipes/") for n in names)  # a package there would shadow recipes.py
     assert "pinshift/migrations/__init__.py" in names
-    for directory in ("recipes", "migrations"):
+    for directory, package in (("recipes", "bundled_recipes"), ("migrations", "migrations")):
         for name in shipped_files(directory):
-            assert f"pinshift/{directory}/{name}" in names, f"{directory}/{name} is missing from the wheel"
+            assert f"pinshift/{package}/{name}" in names, f"{directory}/{name} is missing from the wheel"
     assert "pinshift/syntax/document.py" in names and "pinshift/cli.py" in names
     assert not any(n.startswith(("tests/", "src/")) for n in names)
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
@@ -79,11 +80,11 @@ def test_wheel_installs_in_a_fresh_venv_and_runs(wheel, tmp_path):
     listing = run(
         python, "-c",
         "import importlib.resources as r\n"
-        "for package in ('pinshift.recipes', 'pinshift.migrations'):\n"
+        "for package in ('pinshift.bundled_recipes', 'pinshift.migrations'):\n"
         "    print(package, sorted(p.name for p in r.files(package).iterdir() if p.is_file()))",
         cwd=tmp_path,
     ).stdout.splitlines()
-    recipes = listing[0].removeprefix("pinshift.recipes ")
+    recipes = listing[0].removeprefix("pinshift.bundled_recipes ")
     migrations = listing[1].removeprefix("pinshift.migrations ")
     for name in shipped_files("recipes"):
         assert repr(name) in recipes
@@ -91,14 +92,6 @@ def test_wheel_installs_in_a_fresh_venv_and_runs(wheel, tmp_path):
         assert repr(name) in migrations
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "packaging bug for the lead: the wheel holds both pinshift/recipes.py (recipe model) and the "
-        "bundled package pinshift/recipes/ (recipes/__init__.py); an installed wheel imports the package, "
-        "so `from pinshift.recipes import find_recipe` and `pinshift migrate` fail outside an editable install"
-    ),
-)
 def test_recipe_model_and_bundled_recipe_work_from_the_wheel(wheel, tmp_path):
     venv = tmp_path / "venv"
     run(sys.executable, "-m", "venv", venv)
@@ -107,7 +100,8 @@ def test_recipe_model_and_bundled_recipe_work_from_the_wheel(wheel, tmp_path):
     found = run(
         python, "-c",
         "from pinshift.recipes import find_recipe\n"
-        "print(len(find_recipe('pytorch-2.10-cuda12_9').steps))",
+        "recipe = find_recipe('pytorch-2.10-cuda12_9')\n"
+        "print(len(recipe.steps))",
         cwd=tmp_path,
     )
     assert int(found.stdout) > 0

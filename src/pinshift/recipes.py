@@ -133,13 +133,14 @@ def load_recipe_file(path: Path, label: str | None = None) -> Recipe:
 
 
 def _bundled_dir():
-    """The bundled recipes folder, a sibling of the bundled migrations in editable and wheel installs.
+    """The bundled recipes folder (the repository's `recipes/`, shipped as package `pinshift.bundled_recipes`).
 
-    Not `importlib.resources.files("pinshift.recipes")`: that name is this module, which shadows the package.
+    Found through the import system, so editable installs and installed wheels agree. The package is not
+    called `pinshift.recipes`: that name is this module, and in a wheel a package would shadow it.
     """
-    import pinshift.migrations
+    import pinshift.bundled_recipes
 
-    return Path(next(iter(pinshift.migrations.__path__))).parent / "recipes"
+    return Path(next(iter(pinshift.bundled_recipes.__path__)))
 
 
 def list_recipes(repo_root: Path | None = None) -> list[tuple[str, str, str]]:
