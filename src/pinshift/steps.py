@@ -9,6 +9,7 @@ A step-kind module (see docs/writing-steps.md) defines:
     def plan(doc, params, context) -> StepOutput     # pure: edits + warnings
     def needles(params) -> tuple[bytes, ...]        # optional prefilter (see below)
     def prepare(params, docs) -> Params             # optional repo-wide resolution
+    def survey(doc, params) / resolve(params, surveys)  # optional: prepare split per file (see runner)
 
 The module docstring is the kind's user documentation (`pinshift show --step KIND`).
 `needles` lists byte strings the step can possibly change; a file containing none
@@ -105,8 +106,11 @@ class StepKind:
 
 
 def _key(name: str) -> str:
-    """Recipe keys are kebab-case; Params fields are snake_case (`include-comments`)."""
-    return name.replace("_", "-")
+    """Recipe keys are kebab-case; Params fields are snake_case (`include-comments`).
+
+    A trailing underscore only keeps a field name off a Python keyword: field `from_` is key `from`.
+    """
+    return name.rstrip("_").replace("_", "-") if name.endswith("_") else name.replace("_", "-")
 
 
 def _coerce(key: str, hint: Any, value: Any) -> Any:

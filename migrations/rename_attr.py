@@ -1,0 +1,174 @@
+"""rename-attr — rename one attribute-path segment, e.g. python3Packages -> python313Packages.
+
+What it changes:
+  - in select expressions (`nixpkgs_pinned.python3Packages.torch`) and attribute tests
+    (`pkgs ? python3Packages`), every attrpath segment that is exactly `from` (plain or
+    quoted); with `base`, only those whose base is the variable `base`
+    (`nixpkgs_pinned.python3Packages`, not `pkgs.python3Packages`);
+  - without `base`: when the file's own function takes `from` as an argument (Flox style
+    `{ python3Packages, lib, ... }:`), that formal and every reference bound to it, found
+    by lexical scope: a `let python3Packages = ...;`, a `rec` binding or an inner function's
+    argument of the same name shadows it, and references bound there keep their name.
+
+What it never touches: comments, strings, look-alike names (`python3PackagesExtra`,
+`my.python3Packages_old`), binding names, and references bound anywhere else.
+
+Reported as warnings with their location, never silently skipped:
+  - `inherit (x) python3Packages;` (renaming it would rename the binding it makes);
+  - an argument `from` of a function inherited with `inherit python3Packages;` (the attribute
+    name would change), or one whose new name an inner binding would capture, or a
+    function that already takes `to`: the argument is then left as it is;
+  - a reference to `from` that only a `with` can supply (dynamic: not renamed);
+  - with `base`: a function argument `from` (it is not `base.from`; run without `base`
+    to rename arguments).
+
+Parameters:
+  from   str, required. The segment to rename.
+  to     str, required. The new name (a plain Nix identifier).
+  base   str, optional. Only selects on this variable (e.g. nixpkgs_pinned); also turns
+         off the renaming of function arguments.
+
+Example recipe step:
+    [[steps]]
+    kind = "rename-attr"
+    title = "Use python313Packages"
+    [steps.params]
+    from = "python3Packages"
+    to = "python313Packages"
+    base = "nixpkgs_pinned"
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pinshift.edits import Edit
+from pinshift.errors import ParamError
+from pinshift.steps import StepContext, StepOutput
+from pinshift.syntax.queries import name_of, unwrap, walk
+from pinshift.syntax.scopes import inherited_binder, references, resolve
+
+NAME = "rename-attr"
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_'-]*\Z")
+_KEYWORDS = {"if", "then", "else", "assert", "with", "let", "in", "rec", "inherit", "or"}
+
+
+@dataclass(frozen=True)
+class Params:
+    from_: str
+    to: str
+    base: str | None = None
+
+    def __post_init__(self) -> None:
+        for key, value in (("from", self.from_), ("to", self.to)) + ((("base", self.base),) if self.base else ()):
+            if not _IDENTIFIER.match(value) or value in _KEYWORDS:
+                raise ParamError(key, f"'{key}' must be a plain Nix identifier, not {value!r}")
+        if self.from_ == self.to:
+            raise ParamError("to", f"'to' is the same name as 'from' ({self.to!r})")
+
+
+def needles(params: Params) -> tuple[bytes, ...]:
+    return (params.from_.encode(),)
+
+
+def _segment_edit(doc, segment, params: Params, why: str) -> Edit | None:
+    """The edit renaming one attrpath segment spelling `from` (identifier or plain quoted string)."""
+    if name_of(doc, segment) != params.from_:
+        return None
+    if segment.type == "identifier":
+        return Edit(segment.start_byte, segment.end_byte, params.to.encode(), why)
+    fragment = segment.named_children[0]  # a quoted segment without escapes: one string_fragment
+    return Edit(fragment.start_byte, fragment.end_byte, params.to.encode(), why)
+
+
+def _attrpath_edits(doc, params: Params, out: StepOutput) -> None:
+    why = f"{NAME}: {params.from_} -> {params.to}"
+    for node in walk(doc.root, "select_expression", "has_attr_expression"):
+        base, attrpath = node.child_by_field_name("expression"), node.child_by_field_name("attrpath")
+        if base is None or attrpath is None:
+            continue
+        if params.base is not None and not (base.type == "variable_expression" and doc.text(base) == params.base.encode()):
+            continue
+        for segment in attrpath.children_by_field_name("attr"):
+            edit = _segment_edit(doc, segment, params, why)
+            if edit is not None:
+                out.edits.append(edit)
+
+
+def _inherit_warnings(doc, params: Params, out: StepOutput) -> None:
+    for node in walk(doc.root, "inherit_from"):
+        source = node.child_by_field_name("expression")
+        if params.base is not None and not (source is not None and doc.text(unwrap(source) or source) == params.base.encode()):
+            continue
+        attrs = node.child_by_field_name("attrs")
+        for attr in attrs.children_by_field_name("attr") if attrs is not None else ():
+            if name_of(doc, attr) == params.from_:
+                source_text = doc.text(source).decode("utf-8", "replace") if source is not None else "x"
+                out.warn(attr.start_byte, f"inherit ({source_text}) {params.from_}: not renamed (it also names the "
+                                          f"binding); write `{params.from_} = {source_text}.{params.to};` "
+                                          "if that is meant")
+
+
+def _top_function(doc):
+    node = unwrap(doc.root.child_by_field_name("expression") or next(
+        (c for c in doc.root.named_children if c.type != "comment"), None))
+    return node if node is not None and node.type == "function_expression" else None
+
+
+def _formal(doc, function, name: str):
+    formals = function.child_by_field_name("formals")
+    for formal in formals.children_by_field_name("formal") if formals is not None else ():
+        identifier = formal.child_by_field_name("name")
+        if identifier is not None and not identifier.is_missing and doc.text(identifier).decode() == name:
+            return identifier
+    return None
+
+
+def _argument_edits(doc, params: Params, out: StepOutput) -> None:
+    """Rename the file function's formal `from` and the references bound to it, when that is safe."""
+    function = _top_function(doc)
+    formal = _formal(doc, function, params.from_) if function is not None else None
+    if formal is None:
+        return
+    if params.base is not None:
+        out.warn(formal.start_byte, f"{params.from_} is an argument of this file's function, not "
+                                    f"{params.base}.{params.from_}: left alone (rename-attr without 'base' renames arguments)")
+        return
+    if _formal(doc, function, params.to) is not None:
+        out.warn(formal.start_byte, f"the function already takes {params.to}: argument {params.from_} left alone")
+        return
+    bound = [v for v, binder in references(doc, params.from_, function) if binder.scope == function]
+    for inherit in walk(function, "inherit"):
+        attrs = inherit.child_by_field_name("attrs")
+        for attr in attrs.children_by_field_name("attr") if attrs is not None else ():
+            if name_of(doc, attr) == params.from_ and inherited_binder(doc, inherit, attr).scope == function:
+                out.warn(attr.start_byte, f"inherit {params.from_}: renaming argument {params.from_} would rename "
+                                          "this attribute too: argument left alone")
+                return
+    for variable in bound:
+        capture = resolve(doc, params.to, variable)
+        if capture.lexical and capture.scope != function:
+            out.warn(variable.start_byte, f"{params.to} is bound here by an inner {capture.kind}: renaming argument "
+                                          f"{params.from_} would change what this refers to; argument left alone")
+            return
+    why = f"{NAME}: argument {params.from_} -> {params.to}"
+    out.edits.append(Edit(formal.start_byte, formal.end_byte, params.to.encode(), why))
+    for variable in bound:
+        out.edits.append(Edit(variable.start_byte, variable.end_byte, params.to.encode(), why))
+
+
+def _dynamic_warnings(doc, params: Params, out: StepOutput) -> None:
+    for variable, binder in references(doc, params.from_):
+        if binder.kind == "with":
+            out.warn(variable.start_byte, f"{params.from_} here comes from a `with`: not renamed (check it by hand)")
+
+
+def plan(doc, params: Params, context: StepContext) -> StepOutput:
+    out = StepOutput()
+    _attrpath_edits(doc, params, out)
+    _argument_edits(doc, params, out)
+    _inherit_warnings(doc, params, out)
+    _dynamic_warnings(doc, params, out)
+    return out
