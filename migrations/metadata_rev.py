@@ -43,6 +43,7 @@ from typing import Literal
 from pinshift.edits import Edit
 from pinshift.errors import ParamError, StepFailed
 from pinshift.steps import StepContext, StepOutput
+from pinshift.syntax import layout
 from pinshift.syntax.queries import STRING_TYPES, as_string, nodes_spelling, override_attrs, unwrap, walk
 
 NAME = "metadata-rev"
@@ -97,27 +98,6 @@ def _markers(doc, out: StepOutput) -> list[tuple[int, re.Match]]:
     return found
 
 
-def _eol(doc) -> bytes:
-    return b"\r\n" if b"\r\n" in doc.data else b"\n"
-
-
-def _indent_at(data: bytes, offset: int) -> bytes:
-    start = data.rfind(b"\n", 0, offset) + 1
-    line = data[start:offset]
-    return line[: len(line) - len(line.lstrip(b" \t"))]
-
-
-def _blank_line_before(data: bytes, offset: int) -> bool:
-    """Whether the line above the one holding `offset` is blank (the file separates bindings so)."""
-    line_start = data.rfind(b"\n", 0, offset) + 1
-    previous_start = data.rfind(b"\n", 0, max(line_start - 1, 0)) + 1
-    return line_start > 0 and not data[previous_start : line_start].strip()
-
-
-def _step_in(indent: bytes) -> bytes:
-    return b"\t" if indent.startswith(b"\t") else b"  "
-
-
 def _append_to_string(doc, string_node, line: bytes) -> Edit | None:
     """Insert `line` as the last line of an indented string whose closing `''` is on its own line."""
     close = string_node.end_byte - 2
@@ -127,8 +107,8 @@ def _append_to_string(doc, string_node, line: bytes) -> Edit | None:
     body = doc.data[string_node.start_byte + 2 : line_start]
     lines = [l for l in body.splitlines() if l.strip()]
     indent = (lines[-1][: len(lines[-1]) - len(lines[-1].lstrip(b" \t"))] if lines
-              else _indent_at(doc.data, close) + _step_in(_indent_at(doc.data, close)))
-    return Edit(line_start, line_start, indent + line + _eol(doc), "metadata-rev: insert marker")
+              else layout.indent_at(doc.data, close) + layout.indent_step(layout.indent_at(doc.data, close)))
+    return Edit(line_start, line_start, indent + line + layout.eol(doc.data), "metadata-rev: insert marker")
 
 
 def _insert(doc, number: int, out: StepOutput) -> None:
@@ -158,19 +138,15 @@ def _insert(doc, number: int, out: StepOutput) -> None:
         return
     anchor = bindings[-1].end_byte
     line_end = doc.data.find(b"\n", anchor)
-    line_end = len(doc.data) if line_end < 0 else line_end
-    rest = doc.data[anchor:line_end].rstrip(b"\r").strip(b" \t")
+    rest = doc.data[anchor : len(doc.data) if line_end < 0 else line_end].rstrip(b"\r").strip(b" \t")
     if rest and not rest.startswith(b"#"):
         out.warn(anchor, "cannot insert a .metadata-rev marker: the attrset does not end its bindings on separate lines")
         return
-    if line_end > 0 and doc.data[line_end - 1 : line_end] == b"\r":
-        line_end -= 1
-    indent, eol = _indent_at(doc.data, bindings[-1].start_byte), _eol(doc)
+    indent, eol = layout.indent_at(doc.data, bindings[-1].start_byte), layout.eol(doc.data)
     old = target.old_name.encode()
-    separator = eol + eol if len(bindings) > 1 and _blank_line_before(doc.data, bindings[-1].start_byte) else eol
-    text = (separator + indent + b"postInstall = (" + old + b'.postInstall or "") + \'\'' + eol
-            + indent + _step_in(indent) + line + eol + indent + b"'';")
-    out.edits.append(Edit(line_end, line_end, text, "metadata-rev: insert postInstall marker"))
+    text = (b"postInstall = (" + old + b'.postInstall or "") + \'\'' + eol
+            + indent + layout.indent_step(indent) + line + eol + indent + b"'';")
+    out.edits.append(layout.insert_after_binding(doc.data, bindings, text, "metadata-rev: insert postInstall marker"))
 
 
 def plan(doc, params: Params, context: StepContext) -> StepOutput:

@@ -1,0 +1,129 @@
+"""set-binding — set or insert `path = <Nix expression>;` in the attrset a recipe returns.
+
+Where: in the attrset `overrideAttrs (oldAttrs: { ... })` returns (default), or in the
+attrset bound at `at` (a dotted binding path such as `passthru`).
+
+What it changes: when `path` is already bound there (directly, dotted, or inside a
+nested or `//`-merged attrset, e.g. `meta = oldAttrs.meta // { platforms = ...; }`),
+only its value; otherwise it inserts `rest = value;` after the last binding of the
+deepest attrset that already holds part of the path (so `meta.platforms` goes into an
+existing `meta = { ... }`), on its own line with the indentation of its neighbours and
+the file's line endings, or on the same line in a one-line attrset. Running it twice
+changes nothing the second time.
+
+The value is Nix source, parsed before anything runs: a value that does not parse is
+a parameter error. Bytes are written as given.
+
+Reported as warnings: no target attrset in the file; a part of the path bound to
+something that is not an attrset (`meta = oldAttrs.meta;`: setting `meta.x` would
+need a rewrite by hand); an empty target attrset.
+
+Parameters:
+  path    str, required. Dotted binding path, relative to the target attrset.
+  value   str, required. A Nix expression, e.g. '[ "x86_64-linux" ]' or '"12.9"'.
+  at      str, optional. Dotted path of the binding whose attrset is the target.
+
+Example recipe step:
+    [[steps]]
+    kind = "set-binding"
+    title = "Restrict platforms"
+    [steps.params]
+    path = "meta.platforms"
+    value = '[ "x86_64-linux" ]'
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pinshift.errors import ParamError
+from pinshift.edits import Edit
+from pinshift.steps import StepContext, StepOutput
+from pinshift.syntax import layout
+from pinshift.syntax.document import parse_document
+from pinshift.syntax.queries import ATTRSET_TYPES, bindings, find_bindings, override_attrs, unwrap
+
+NAME = "set-binding"
+
+_SEGMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_'-]*\Z")
+
+
+@dataclass(frozen=True)
+class Params:
+    path: str
+    value: str
+    at: str | None = None
+
+    def __post_init__(self) -> None:
+        for key, dotted in (("path", self.path),) + ((("at", self.at),) if self.at is not None else ()):
+            if not all(_SEGMENT.match(part) for part in dotted.split(".")):
+                raise ParamError(key, f"'{key}' must be a dotted path of plain names, not {dotted!r}")
+        parsed = parse_document(self.value.encode(), "value")
+        if parsed.problems or not self.value.strip():
+            where = parsed.problems[0].message if parsed.problems else "it is empty"
+            raise ParamError("value", f"'value' is not a Nix expression ({where}): {self.value!r}")
+
+
+def needles(params: Params) -> tuple[bytes, ...]:
+    return (b"overrideAttrs",) if params.at is None else (params.at.split(".")[-1].encode(),)
+
+
+def _targets(doc, params: Params) -> list[tuple]:
+    """(attrset, the binding path leading to it) for each place the step sets its path."""
+    if params.at is None:
+        return [(call.attrset, ()) for call in override_attrs(doc)]
+    found = []
+    for binding in find_bindings(doc, params.at):
+        value = unwrap(binding.value)
+        if value is not None and value.type in ATTRSET_TYPES:
+            found.append((value, binding.path))
+    return found
+
+
+def _direct_bindings(container) -> list:
+    binding_set = next((c for c in container.named_children if c.type == "binding_set"), None)
+    return [c for c in binding_set.named_children] if binding_set is not None else []
+
+
+def _set_in(doc, target, leading: tuple, params: Params, out: StepOutput) -> None:
+    wanted = leading + tuple(params.path.split("."))
+    value = params.value.encode()
+    inside = [b for b in bindings(doc) if target.start_byte <= b.node.start_byte < target.end_byte
+              and b.path[: len(leading)] == leading]
+    existing = [b for b in inside if b.path == wanted]
+    for binding in existing:
+        if doc.text(binding.value) != value:
+            out.edits.append(Edit(binding.value.start_byte, binding.value.end_byte, value, f"{NAME}: {params.path}"))
+    if existing:
+        return
+    holders = {leading: target}  # path prefix -> the attrset whose bindings continue it
+    for binding in inside:
+        own = len(binding.attrpath.children_by_field_name("attr"))
+        holders.setdefault(binding.path[: len(binding.path) - own], binding.container)
+    for binding in inside:
+        if len(binding.path) < len(wanted) and wanted[: len(binding.path)] == binding.path:
+            if binding.path not in holders:
+                out.warn(binding.node.start_byte, f"{binding.dotted} is not an attrset with bindings here: "
+                                                  f"set {params.path} by hand")
+                return
+    prefix = max((p for p in holders if len(p) < len(wanted) and wanted[: len(p)] == p), key=len)
+    container = holders[prefix]
+    siblings = _direct_bindings(container)
+    if not siblings:
+        out.warn(container.start_byte, f"the attrset for {params.path} has no bindings to line up with: set it by hand")
+        return
+    text = ".".join(wanted[len(prefix):]).encode() + b" = " + value + b";"
+    out.edits.append(layout.insert_after_binding(doc.data, siblings, text, f"{NAME}: insert {params.path}"))
+
+
+def plan(doc, params: Params, context: StepContext) -> StepOutput:
+    out = StepOutput()
+    targets = _targets(doc, params)
+    if not targets:
+        where = "overrideAttrs attrset" if params.at is None else f"attrset bound at {params.at}"
+        out.warn(-1, f"found no {where}: {params.path} not set")
+        return out
+    for target, leading in targets:
+        _set_in(doc, target, leading, params, out)
+    return out
