@@ -1,0 +1,41 @@
+"""The recipes a check command reads: every .nix file named or found under the PATHs, parsed once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pinshift.checks.facts import RecipeFacts, recipe_facts
+from pinshift.files import DEFAULT_MAX_BYTES, SkippedFile
+from pinshift.syntax.document import Document, parse_document
+
+
+@dataclass
+class Recipe:
+    """One recipe file: the path as the user reads it, its bytes, its tree and its facts."""
+
+    path: str
+    data: bytes
+    doc: Document
+    facts: RecipeFacts
+
+
+def read_recipes(paths: tuple[str, ...], max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[list[Recipe], list[str]]:
+    """(recipes in path order, skip reasons); a missing PATH is a UsageError (raised by nix_files)."""
+    from pinshift.commands.parse import display_path, nix_files
+
+    recipes, skipped = [], []
+    for tree, relative in nix_files(paths, max_bytes):
+        shown = display_path(tree, relative)
+        try:
+            data = tree.read(relative)
+        except SkippedFile as reason:
+            skipped.append(f"{shown}: {str(reason).split(': ', 1)[-1]}")
+            continue
+        recipes.append(recipe_from_bytes(shown, data))
+    recipes.sort(key=lambda r: r.path)
+    return recipes, skipped
+
+
+def recipe_from_bytes(path: str, data: bytes) -> Recipe:
+    doc = parse_document(data, path)
+    return Recipe(path, data, doc, recipe_facts(doc))
