@@ -92,7 +92,8 @@ def test_wheel_installs_in_a_fresh_venv_and_runs(wheel, tmp_path):
         assert repr(name) in migrations
 
 
-def test_recipe_model_and_bundled_recipe_work_from_the_wheel(wheel, tmp_path):
+def test_demo_runs_the_bundled_recipe_from_the_wheel(wheel, tmp_path):
+    """The README's first command, from a venv that has only the wheel: recipes, step kinds, git layer."""
     venv = tmp_path / "venv"
     run(sys.executable, "-m", "venv", venv)
     python = venv / "bin" / "python"
@@ -104,4 +105,8 @@ def test_recipe_model_and_bundled_recipe_work_from_the_wheel(wheel, tmp_path):
         "print(len(recipe.steps))",
         cwd=tmp_path,
     )
-    assert int(found.stdout) > 0
+    assert int(found.stdout) == 4
+    demo = run(venv / "bin" / "pinshift", "demo", "--dir", tmp_path / "demo", cwd=tmp_path)
+    assert "4/4" in demo.stdout and "rename-attr" not in demo.stderr
+    log = run("git", "-C", tmp_path / "demo", "log", "--format=%s", "pytorch-2.9..pytorch-2.10-cuda12_9").stdout
+    assert len(log.splitlines()) == 4
