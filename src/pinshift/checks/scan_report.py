@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from pinshift.checks.facts import RecipeFacts
+from pinshift.checks.facts import GPU_NAMES, RecipeFacts
 from pinshift.checks.matrix import Aggregates, Drift, isa_of
 
 
@@ -18,7 +18,7 @@ def _pins(facts: RecipeFacts) -> str:
 
 
 def _gpu(facts: RecipeFacts) -> str:
-    return " ".join(f"{name}={fact.value}" for name, fact in facts.gpu.items()) or "-"
+    return " ".join(f"{name}={facts.gpu[name].value}" for name in GPU_NAMES if name in facts.gpu) or "-"
 
 
 def _cpu(facts: RecipeFacts) -> str:
@@ -72,7 +72,7 @@ def render_scan(recipes: list[RecipeFacts], agg: Aggregates, fmt: str) -> str:
             cells = [v.replace("|", "\\|") for _, v in _rows(facts)]
             lines.append(f"| `{facts.path}` | " + " | ".join(cells) + " |")
         lines += ["", f"## Variant matrix ({count} recipes)", "", *_matrix_table(agg, True), "", "## Drift", ""]
-        lines += [f"- {line.strip()}" for line in _drift_lines("pin drift", agg.pins, _short)
+        lines += [f"  - {line.strip()}" if line.startswith(" ") else f"- {line}" for line in _drift_lines("pin drift", agg.pins, _short)
                   + _drift_lines("package-set drift", agg.package_sets)]
         return "\n".join(lines) + "\n"
     lines = []
