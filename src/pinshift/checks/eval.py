@@ -1,0 +1,77 @@
+"""`verify --eval`: evaluate each recipe's pname and version with Nix, offline, against the local checkout.
+
+How: the pinned revision is exported once (`git archive` through GitPython) into
+a temporary directory, and the recipe is imported with `scopedImport`, which
+shadows `fetchTarball` and `builtins.fetchTarball` inside the recipe with a
+function returning that directory. The recipe's bytes are never rewritten, no
+network is used (`--readonly-mode`, nothing is fetched or built), and the
+checkout's work tree is not touched. Recipes that pin nixpkgs with another
+fetcher (fetchFromGitHub, fetchGit) cannot be shadowed this way and are
+reported as not evaluated.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import tarfile
+import tempfile
+from pathlib import Path
+
+_EXPRESSION = """
+let
+  nixpkgs = _: {export};
+  recipe = scopedImport {{ builtins = builtins // {{ fetchTarball = nixpkgs; }}; fetchTarball = nixpkgs; }} {recipe};
+  value = if builtins.isFunction recipe then recipe {{ }} else recipe;
+in {{ pname = value.pname or null; version = value.version or null; }}
+"""
+
+
+def nix_string(text: str) -> str:
+    """A Nix string literal for `text` (paths with spaces or quotes stay one value)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("${", "\\${") + '"'
+
+
+def export_revision(repo, commit: str, into: Path) -> Path:
+    """The files of `commit` written under `into` (a scratch directory), read from git's objects."""
+    archive = into / "nixpkgs.tar"
+    with open(archive, "wb") as stream:
+        repo.archive(stream, treeish=commit, format="tar")
+    target = into / f"nixpkgs-{commit[:12]}"
+    with tarfile.open(archive) as tar:
+        tar.extractall(target, filter="data")
+    archive.unlink()
+    return target
+
+
+def evaluate(nix: str, recipe: Path, export: Path) -> tuple[dict | None, str | None]:
+    """({"pname", "version"}, None) or (None, the error Nix gave)."""
+    expression = _EXPRESSION.format(export=f"(/. + {nix_string(str(export))})",
+                                    recipe=f"(/. + {nix_string(str(recipe))})")
+    result = subprocess.run(
+        [nix, "--readonly-mode", "--eval", "--strict", "--json", "--expr", expression],
+        capture_output=True, env=_offline_env(),
+    )
+    if result.returncode != 0:
+        return None, _error_line(result.stderr.decode("utf-8", "replace"))
+    return json.loads(result.stdout), None
+
+
+def _offline_env() -> dict:
+    import os
+
+    env = dict(os.environ)
+    env["NIX_PATH"] = ""  # `<nixpkgs>` must not resolve to some other nixpkgs
+    return env
+
+
+def _error_line(stderr: str) -> str:
+    """The most telling line of a Nix error: the last `error:` line, without the prefix."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("error:")]
+    line = (errors[-1] if errors else (lines[-1] if lines else "nix-instantiate failed"))
+    return line.removeprefix("error:").strip()
+
+
+def scratch() -> tempfile.TemporaryDirectory:
+    return tempfile.TemporaryDirectory(prefix="pinshift-verify-")

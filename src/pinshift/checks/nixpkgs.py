@@ -1,0 +1,166 @@
+"""A nixpkgs git checkout read at one revision: which package sets, attributes and parameters it has.
+
+Read through git's object store (GitPython, `gitrepo.CommitTree`): the checkout's
+work tree, index and HEAD are never touched, and a bare or shallow clone works
+as long as it has the revision. Nothing is evaluated: the files are parsed with
+pinshift's own Nix layer and these lookup rules are followed, as nixpkgs lays
+itself out (and as the stub repository in tests/test_verify.py does):
+
+1. Package set: `pythonXYPackages` exists when `pkgs/top-level/all-packages.nix`
+   binds or inherits that name (`python313Packages = recurseIntoAttrs python313.pkgs;`).
+2. Attribute: `torch` exists in every Python package set when
+   `pkgs/top-level/python-packages.nix` binds or inherits it.
+3. Function: when that binding is `callPackage <path> { ... }` (also
+   `self.callPackage`, `pkgs.callPackage`), `<path>` is resolved against the
+   directory of python-packages.nix (a directory means its `default.nix`), and
+   the formals of the file's outermost function are the parameters
+   `.override { ... }` may set.
+
+Anything these rules cannot follow (an alias, `toPythonModule (...)`, a function
+with `...`) is reported as "cannot check", never guessed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import posixpath
+from dataclasses import dataclass
+from pathlib import Path
+
+from pinshift.errors import UsageError
+from pinshift.syntax.document import Document, parse_document
+from pinshift.syntax.queries import bindings, inherits, name_of, unwrap
+
+ALL_PACKAGES = "pkgs/top-level/all-packages.nix"
+PYTHON_PACKAGES = "pkgs/top-level/python-packages.nix"
+
+
+@dataclass(frozen=True)
+class Parameters:
+    """The formals of the function defining an attribute, or why they could not be found."""
+
+    path: str | None  # the file that defines the function
+    names: tuple[str, ...]
+    ellipsis: bool = False
+    unknown: str | None = None  # why the parameters are unknown (then `names` is empty)
+
+    def suggest(self, name: str) -> str | None:
+        """The closest parameter name to a missing one (`gpuTargets` -> `gpuTargetList`)."""
+        close = difflib.get_close_matches(name, self.names, n=1, cutoff=0.6)
+        return close[0] if close else None
+
+
+class NixpkgsCheckout:
+    """A local nixpkgs git repository; `at(rev)` reads one revision of it."""
+
+    def __init__(self, directory: Path):
+        import git
+
+        try:
+            self.repo = git.Repo(directory)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            raise UsageError(f"{directory}: not a git repository; pass --nixpkgs a local clone of nixpkgs") from None
+        self.directory = directory
+
+    def resolve(self, rev: str) -> str | None:
+        """The full commit id of `rev`, None when the clone does not have it."""
+        import git
+
+        try:
+            return self.repo.git.rev_parse("--verify", "-q", "--end-of-options", f"{rev}^{{commit}}")
+        except git.GitCommandError:
+            return None
+
+    def at(self, commit: str) -> "NixpkgsRevision":
+        return NixpkgsRevision(self.repo, commit)
+
+
+class NixpkgsRevision:
+    """One revision's files, parsed on demand and remembered (a revision is asked about many times)."""
+
+    def __init__(self, repo, commit: str):
+        from pinshift.gitrepo import CommitTree
+
+        self.commit = commit
+        self._tree = CommitTree(repo, commit, max_bytes=64 * 1024 * 1024)
+        self._files = set(self._tree.paths())
+        self._docs: dict[str, Document | None] = {}
+
+    def document(self, path: str) -> Document | None:
+        if path not in self._docs:
+            self._docs[path] = parse_document(self._tree.read(path), path) if path in self._files else None
+        return self._docs[path]
+
+    def _binding(self, path: str, name: str):
+        """The binding of `name` (as the last part of its path) in `path`, or True for an inherit; None if absent."""
+        doc = self.document(path)
+        if doc is None:
+            return None
+        for binding in bindings(doc):
+            if binding.path and binding.path[-1] == name:
+                return binding
+        if any(segment.name == name for inherit in inherits(doc) for segment in inherit.names):
+            return True
+        return None
+
+    def has_package_set(self, name: str) -> bool:
+        return self._binding(ALL_PACKAGES, name) is not None
+
+    def has_attribute(self, name: str) -> bool:
+        return self._binding(PYTHON_PACKAGES, name) is not None
+
+    def parameters(self, attribute: str) -> Parameters:
+        """The formals of the function `callPackage` builds `attribute` from."""
+        binding = self._binding(PYTHON_PACKAGES, attribute)
+        if binding is None or binding is True:
+            return Parameters(None, (), unknown=f"{attribute} is not bound by a callPackage in {PYTHON_PACKAGES}")
+        doc = self.document(PYTHON_PACKAGES)
+        target = _call_package_path(doc, binding.value)
+        if target is None:
+            return Parameters(None, (), unknown=f"{PYTHON_PACKAGES}: {attribute} is not `callPackage <path> {{ ... }}`")
+        path = posixpath.normpath(posixpath.join(posixpath.dirname(PYTHON_PACKAGES), target))
+        if path not in self._files:
+            path = posixpath.join(path, "default.nix")
+        function_doc = self.document(path)
+        if function_doc is None:
+            return Parameters(path, (), unknown=f"{path} does not exist")
+        return _formals(function_doc)
+
+
+def _call_package_path(doc: Document, value) -> str | None:
+    """`callPackage ./x { }` -> "./x" (the path as written), else None."""
+    node = unwrap(value)
+    while node is not None and node.type == "apply_expression":
+        function = unwrap(node.child_by_field_name("function"))
+        argument = unwrap(node.child_by_field_name("argument"))
+        if function is not None and _names_call_package(doc, function) and argument is not None:
+            return doc.text(argument).decode("utf-8", "replace") if argument.type == "path_expression" else None
+        node = function
+    return None
+
+
+def _names_call_package(doc: Document, node) -> bool:
+    if node.type == "variable_expression":
+        return doc.text(node) == b"callPackage"
+    if node.type == "select_expression":
+        attrpath = node.child_by_field_name("attrpath")
+        segments = attrpath.children_by_field_name("attr") if attrpath is not None else []
+        return bool(segments) and name_of(doc, segments[-1]) == "callPackage"
+    return False
+
+
+def _formals(doc: Document) -> Parameters:
+    """The formals of the file's outermost function (`{ lib, cudaSupport ? false, ... }:`)."""
+    node = doc.root.named_children[0] if doc.root.named_children else None
+    while node is not None and node.type == "comment":
+        node = node.next_named_sibling
+    node = unwrap(node)
+    if node is None or node.type != "function_expression" or node.child_by_field_name("formals") is None:
+        return Parameters(doc.path, (), unknown=f"{doc.path} is not a function of an attribute set")
+    formals = node.child_by_field_name("formals")
+    names = []
+    for formal in formals.children_by_field_name("formal"):
+        name = formal.child_by_field_name("name")
+        if name is not None and not name.is_missing:
+            names.append(doc.text(name).decode("utf-8", "replace"))
+    return Parameters(doc.path, tuple(names), ellipsis=formals.child_by_field_name("ellipses") is not None)

@@ -1,0 +1,186 @@
+"""Would these recipes evaluate on their pin? Syntax, static compatibility with nixpkgs, and `--eval`.
+
+Codes (each finding names every recipe it affects):
+
+  V001 tree-sitter finds a syntax problem       V104 an .override argument is not a parameter
+  V002 `nix-instantiate --parse` rejects it     V105 the parameters cannot be found (warning)
+  V100 no pinned revision (warning)             V201 `--eval`: Nix cannot evaluate pname/version
+  V101 the revision is not in the checkout      V202 `--eval`: the pin cannot be shadowed (warning)
+  V102 the package set does not exist
+  V103 the attribute does not exist in it
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pinshift.checks.collect import Recipe
+from pinshift.checks.findings import Finding, finding_at
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    nixpkgs: Path | None = None  # a local nixpkgs git checkout; None: static checks are skipped
+    rev: str | None = None  # check every recipe against this revision instead of its own pin
+    eval: bool = False
+    nix: str | None = field(default_factory=lambda: shutil.which("nix-instantiate"))
+
+
+@dataclass
+class Verification:
+    findings: list[Finding] = field(default_factory=list)
+    evaluations: dict = field(default_factory=dict)  # recipe path -> {"pname": ..., "version": ...}
+    notes: list[str] = field(default_factory=list)  # what was not checked, and why
+
+    def to_json(self) -> dict:
+        return {"evaluations": self.evaluations, "notes": self.notes}
+
+
+def verify(recipes: list[Recipe], options: VerifyOptions, on_disk: dict[str, Path] | None = None) -> Verification:
+    """Every check the options allow; `on_disk` maps recipe paths to files Nix can import (for --eval)."""
+    result = Verification()
+    _syntax(recipes, options, result)
+    builds = [r for r in recipes if r.facts.package_set is not None and not r.doc.problems]
+    if options.nixpkgs is None:
+        result.notes.append("static compatibility not checked: pass --nixpkgs DIR (a local nixpkgs git clone)")
+        if options.eval:
+            result.notes.append("--eval needs --nixpkgs DIR as well")
+        return result
+    from pinshift.checks.nixpkgs import NixpkgsCheckout
+
+    checkout = NixpkgsCheckout(options.nixpkgs)
+    for rev, group in _by_revision(builds, options, result).items():
+        commit = checkout.resolve(rev)
+        if commit is None:
+            result.findings.append(_grouped(group, lambda r: r.facts.pins[0].offset, "V101",
+                                             f"nixpkgs revision {rev} is not in {options.nixpkgs}; fetch it there "
+                                             f"(git -C {options.nixpkgs} fetch origin {rev})"))
+            continue
+        _static(group, checkout.at(commit), rev, result)
+        if options.eval:
+            _evaluate(group, checkout, commit, options, on_disk or {}, result)
+    result.findings.sort(key=lambda f: (f.path, f.line, f.column, f.code))
+    return result
+
+
+def _grouped(group: list[Recipe], offset_of, code: str, message: str, severity: str = "error") -> Finding:
+    first = group[0]
+    return finding_at(first, offset_of(first), code, message, severity, [r.path for r in group])
+
+
+def _syntax(recipes: list[Recipe], options: VerifyOptions, result: Verification) -> None:
+    for recipe in recipes:
+        for problem in recipe.doc.problems:
+            result.findings.append(Finding(recipe.path, problem.line, problem.column, "V001", problem.message))
+        if options.nix and not recipe.doc.problems:
+            parsed = subprocess.run([options.nix, "--parse", "-"], input=recipe.data, capture_output=True)
+            if parsed.returncode != 0:
+                lines = parsed.stderr.decode("utf-8", "replace").strip().splitlines() or ["rejected"]
+                result.findings.append(Finding(recipe.path, 1, 1, "V002",
+                                               "nix-instantiate --parse: " + lines[0].removeprefix("error: ")))
+    if not options.nix:
+        result.notes.append("nix-instantiate not on PATH: syntax checked with tree-sitter only")
+
+
+def _by_revision(builds: list[Recipe], options: VerifyOptions, result: Verification) -> dict[str, list[Recipe]]:
+    groups: dict[str, list[Recipe]] = defaultdict(list)
+    for recipe in builds:
+        rev = options.rev or recipe.facts.revision
+        if rev is None:
+            result.findings.append(finding_at(recipe, recipe.facts.package_set.offset, "V100",
+                                              "no pinned nixpkgs revision found; pass --rev REV to check against one",
+                                              "warning"))
+        else:
+            groups[rev].append(recipe)
+    return dict(sorted(groups.items()))
+
+
+def _static(group: list[Recipe], nixpkgs, rev: str, result: Verification) -> None:
+    short = rev[:7]
+    by_set = defaultdict(list)
+    for recipe in group:
+        by_set[recipe.facts.package_set.value].append(recipe)
+    for package_set, users in sorted(by_set.items()):
+        if not nixpkgs.has_package_set(package_set):
+            result.findings.append(_grouped(users, lambda r: r.facts.package_set.offset, "V102",
+                                            f"package set {package_set} does not exist in nixpkgs at {short} "
+                                            f"(not bound in pkgs/top-level/all-packages.nix)"))
+            continue
+        by_attribute = defaultdict(list)
+        for recipe in users:
+            if recipe.facts.attribute is not None:
+                by_attribute[recipe.facts.attribute.value].append(recipe)
+        for attribute, holders in sorted(by_attribute.items()):
+            _attribute(holders, nixpkgs, f"{package_set}.{attribute}", attribute, short, result)
+
+
+def _attribute(holders: list[Recipe], nixpkgs, dotted: str, attribute: str, short: str, result) -> None:
+    if not nixpkgs.has_attribute(attribute):
+        result.findings.append(_grouped(holders, lambda r: r.facts.attribute.offset, "V103",
+                                        f"{dotted} does not exist in nixpkgs at {short} "
+                                        f"(not bound in pkgs/top-level/python-packages.nix)"))
+        return
+    by_argument = defaultdict(list)
+    for recipe in holders:
+        for argument in recipe.facts.overrides:
+            by_argument[argument.value].append(recipe)
+    if not by_argument:
+        return
+    parameters = nixpkgs.parameters(attribute)
+    if parameters.unknown:
+        users = sorted({r.path: r for rs in by_argument.values() for r in rs}.values(), key=lambda r: r.path)
+        result.findings.append(_grouped(users, lambda r: r.facts.overrides[0].offset, "V105",
+                                        f"cannot check .override arguments of {dotted} at {short}: "
+                                        f"{parameters.unknown}", "warning"))
+        return
+    for argument, users in sorted(by_argument.items()):
+        if argument in parameters.names:
+            continue
+        close = parameters.suggest(argument)
+        hint = f" (renamed to {close}?)" if close else ""
+        severity, effect = ("warning", "it would be ignored (the function takes ...)") if parameters.ellipsis \
+            else ("error", "evaluation fails with 'unexpected argument'")
+        offset = _argument_offset(argument)
+        result.findings.append(_grouped(users, offset, "V104",
+                                        f".override argument {argument} is not a parameter of {dotted} at {short} "
+                                        f"({parameters.path}){hint}: {effect}", severity))
+
+
+def _argument_offset(argument: str):
+    return lambda r: next(o.offset for o in r.facts.overrides if o.value == argument)
+
+
+def _evaluate(group, checkout, commit, options, on_disk, result) -> None:
+    from pinshift.checks.eval import evaluate, export_revision, scratch
+
+    if not options.nix:
+        result.notes.append("--eval skipped: nix-instantiate is not on PATH")
+        return
+    with scratch() as directory:
+        export = export_revision(checkout.repo, commit, Path(directory))
+        failures = defaultdict(list)
+        for index, recipe in enumerate(group):
+            kinds = {p.kind.rsplit(".", 1)[-1] for p in recipe.facts.pins if p.revision}
+            if "fetchTarball" not in kinds:
+                result.findings.append(finding_at(recipe, recipe.facts.pins[0].offset, "V202",
+                                                  f"not evaluated: the pin uses {', '.join(sorted(kinds))}, only "
+                                                  f"fetchTarball pins can be replaced offline", "warning"))
+                continue
+            path = on_disk.get(recipe.path) or Path(directory) / "recipes" / str(index) / Path(recipe.path).name
+            if recipe.path not in on_disk:
+                from pinshift.files import write_atomic
+
+                path.parent.mkdir(parents=True)
+                write_atomic(path, recipe.data, durable=False)
+            value, error = evaluate(options.nix, path.resolve(), export)
+            if error is not None:
+                failures[error.replace(str(export), f"<nixpkgs {commit[:7]}>")].append(recipe)
+            else:
+                result.evaluations[recipe.path] = value
+        for error, failed in sorted(failures.items()):
+            result.findings.append(_grouped(failed, lambda r: r.facts.package_set.offset, "V201",
+                                            f"nix-instantiate --eval at {commit[:7]}: {error}"))

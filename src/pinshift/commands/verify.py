@@ -1,0 +1,57 @@
+"""`pinshift verify PATH...`: would the recipes evaluate on their pin? (exit 1 on any error finding)"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from pinshift.files import DEFAULT_MAX_BYTES
+
+
+@click.command()
+@click.argument("paths", nargs=-1)
+@click.option("--nixpkgs", type=click.Path(file_okay=False, path_type=Path), envvar="PINSHIFT_NIXPKGS",
+              help="A local nixpkgs git clone (read at the pinned revision; its work tree is not touched). "
+                   "Default: $PINSHIFT_NIXPKGS.")
+@click.option("--rev", metavar="REV", help="Check against this nixpkgs revision instead of each recipe's pin.")
+@click.option("--eval", "evaluate", is_flag=True,
+              help="Also evaluate pname and version with nix-instantiate, offline, against the clone.")
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True)
+@click.option("--max-bytes", type=int, default=DEFAULT_MAX_BYTES, show_default=True, help="Skip larger files.")
+def verify(paths, nixpkgs, rev, evaluate, fmt, max_bytes) -> None:
+    """Check that recipes parse, that their package set and attribute exist at the pin, and that every
+    .override argument is still a parameter of the package function (see docs/verify.md)."""
+    from pinshift.checks.collect import read_recipes
+    from pinshift.checks.verify import VerifyOptions
+    from pinshift.checks.verify import verify as verify_recipes
+
+    recipes, skipped = read_recipes(paths or (".",), max_bytes)
+    for reason in skipped:
+        click.echo(f"skipped: {reason}", err=True)
+    on_disk = {r.path: Path(r.path).resolve() for r in recipes}
+    result = verify_recipes(recipes, VerifyOptions(nixpkgs, rev, evaluate), on_disk)
+    click.echo(render_verification(result, fmt), nl=False)
+    if fmt == "text":
+        for note in result.notes:
+            click.echo(f"note: {note}", err=True)
+        errors = sum(f.severity == "error" for f in result.findings)
+        evaluated = f", {len(result.evaluations)} evaluated" if evaluate else ""
+        click.echo(f"{len(recipes)} files verified{evaluated}, {errors} errors, "
+                   f"{len(result.findings) - errors} warnings", err=True)
+    if any(f.severity == "error" for f in result.findings):
+        raise click.exceptions.Exit(1)
+
+
+def render_verification(result, fmt: str) -> str:
+    """Findings as lint prints them; JSON and Markdown add the evaluated pname/version and the notes."""
+    from pinshift.checks.findings import render_findings
+
+    text = render_findings(result.findings, fmt, "pinshift verify", result.to_json() if fmt == "json" else None)
+    if fmt == "markdown":
+        if result.evaluations:
+            text += "\n| recipe | pname | version |\n|---|---|---|\n" + "".join(
+                f"| `{path}` | {value.get('pname')} | {value.get('version')} |\n"
+                for path, value in sorted(result.evaluations.items()))
+        text += "".join(f"\n> {note}\n" for note in result.notes)
+    return text
