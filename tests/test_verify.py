@@ -206,3 +206,34 @@ def test_markdown_lists_findings_and_evaluations(run_cli, nixpkgs, tmp_path):
     lines = result.stdout.splitlines()
     assert lines[:4] == ["## pinshift verify", "", "| location | code | severity | message |", "|---|---|---|---|"]
     assert lines[4].startswith(f"| `{tree / Variant('90', 'avx2').filename}:32:5` | V104 | error |")
+
+
+def _recipe_repo(make_repo, tmp_path, new_rev):
+    chosen = [Variant("90", "avx512"), Variant("cpu", "avx2")]
+    repo = make_repo({f".flox/pkgs/{v.filename}": render_recipe(v, OLD_REV, "python313Packages") for v in chosen},
+                     branch="pytorch-2.9")
+    recipe = tmp_path / "to-stub.toml"
+    recipe.write_text(f'name = "to-stub"\nbase = "pytorch-2.9"\ntarget = "on-stub"\nfiles = [".flox/pkgs/**/*.nix"]\n\n'
+                      f'[[steps]]\nkind = "pin-swap"\ntitle = "Pin the stub"\n[steps.params]\nold = "6a030d5"\n'
+                      f'new = "{new_rev}"\n')
+    return repo, recipe
+
+
+def test_migrate_verify_refuses_to_commit_onto_a_renamed_parameter(run_cli, make_repo, nixpkgs, tmp_path):
+    clone, _, second = nixpkgs
+    repo, recipe = _recipe_repo(make_repo, tmp_path, second)
+    result = run_cli("migrate", str(recipe), "--repo", str(repo), "--verify", "--nixpkgs", str(clone))
+    assert result.exit_code == 1
+    assert "verify: .flox/pkgs/pytorch-python313-cuda12_9-sm90-avx512.nix:34:5: V104 .override argument " \
+           "gpuTargets is not a parameter" in result.stderr
+    assert "verify: 1 error on the migrated recipes; nothing committed" in result.stderr
+    assert "on-stub" not in git(repo, "branch", "--list")
+
+
+def test_migrate_verify_commits_when_compatible(run_cli, make_repo, nixpkgs, tmp_path):
+    clone, first, _ = nixpkgs
+    repo, recipe = _recipe_repo(make_repo, tmp_path, first)
+    result = run_cli("migrate", str(recipe), "--repo", str(repo), "--verify", "--nixpkgs", str(clone))
+    assert result.exit_code == 0, result
+    assert "verify: migrated recipes verified, 0 warnings" in result.stderr
+    assert first in git(repo, "show", "on-stub:.flox/pkgs/pytorch-python313-cpu-avx2.nix")

@@ -184,3 +184,25 @@ def _evaluate(group, checkout, commit, options, on_disk, result) -> None:
         for error, failed in sorted(failures.items()):
             result.findings.append(_grouped(failed, lambda r: r.facts.package_set.offset, "V201",
                                             f"nix-instantiate --eval at {commit[:7]}: {error}"))
+
+
+def verify_plan(tree, planned, options: VerifyOptions) -> Verification:
+    """`migrate --verify`: verify the .nix files as the planned steps leave them, before any commit.
+
+    `tree` is the SourceTree the plan was made from; files no step changed are read from it.
+    """
+    from pinshift.checks.collect import recipe_from_bytes
+    from pinshift.files import SkippedFile
+
+    final: dict[str, bytes | None] = {path: None for path in tree.paths() if path.endswith(".nix")}
+    for step in planned.steps:
+        for change in step.changed:
+            if change.path.endswith(".nix"):
+                final[change.path] = change.after
+    recipes = []
+    for path, data in sorted(final.items()):
+        try:
+            recipes.append(recipe_from_bytes(path, data if data is not None else tree.read(path)))
+        except SkippedFile:
+            continue
+    return verify(recipes, options)

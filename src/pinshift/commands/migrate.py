@@ -42,14 +42,33 @@ def summary(result) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_migration(options, report) -> int:
-    """Plan, then either report (--dry-run) or commit and summarise; the exit code."""
+def verify_failed(migration, planned, verify) -> bool:
+    """`--verify`: report findings on the planned result (stderr); True when one is an error (nothing is committed)."""
+    from pinshift.checks.verify import verify_plan
+
+    verification = verify_plan(migration.repository.tree(migration.start_commit), planned, verify)
+    for line in [str(f) for f in verification.findings] + [f"note: {n}" for n in verification.notes]:
+        click.echo(f"verify: {line}", err=True)
+    errors = [f for f in verification.findings if f.severity == "error"]
+    if errors:
+        click.echo(f"verify: {len(errors)} error{'s' if len(errors) != 1 else ''} on the migrated recipes; nothing committed "
+                   f"(fix the recipe or the pin, or run without --verify)", err=True)
+    else:
+        click.echo(f"verify: migrated recipes verified, {len(verification.findings)} warning{'s' if len(verification.findings) != 1 else ''}",
+                   err=True)
+    return bool(errors)
+
+
+def run_migration(options, report, verify=None) -> int:
+    """Plan, (`verify`: check the result against the VerifyOptions,) then either report (--dry-run) or commit."""
     from pinshift.migrate import failure, prepare, plan, run
 
     with progress_bar() as progress:
         options = replace(options, run=replace(options.run, strict=options.strict, progress=progress))
         migration = prepare(options)
         planned = plan(migration)
+    if verify is not None and verify_failed(migration, planned, verify):
+        return 1
     if options.dry_run:
         code = emit(planned, report)
         if any(failure(step, options.strict) for step in planned.steps):
@@ -78,9 +97,14 @@ def run_migration(options, report) -> int:
 @click.option("--strict", is_flag=True, help="Fail a step that raises any warning.")
 @click.option("--migrations", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Load extra step kinds from the *.py files of DIR.")
+@click.option("--verify", "verify", is_flag=True,
+              help="Verify the migrated recipes before committing; an error commits nothing (docs/verify.md).")
+@click.option("--nixpkgs", type=click.Path(file_okay=False, path_type=Path), envvar="PINSHIFT_NIXPKGS",
+              help="With --verify: a local nixpkgs clone to check package sets, attributes and .override "
+                   "arguments at the new pin (default: $PINSHIFT_NIXPKGS).")
 @report_options
 def migrate(recipe, repo, base, branch, dry_run, resume, force, keep_partial, push, no_verify, strict, migrations,
-            report_format, report_output, no_color, check) -> None:
+            verify, nixpkgs, report_format, report_output, no_color, check) -> None:
     """Run RECIPE onto a new branch from its base, one commit per step that changes something.
 
     Works in a temporary git worktree: your current branch, working tree, index
@@ -92,6 +116,11 @@ def migrate(recipe, repo, base, branch, dry_run, resume, force, keep_partial, pu
     options = MigrateOptions(recipe=recipe, repo=repo, base=base, branch=branch, dry_run=dry_run, resume=resume,
                              force=force, keep_partial=keep_partial, push=push, no_verify=no_verify, strict=strict,
                              migrations=migrations)
-    code = run_migration(options, report)
+    verify_options = None
+    if verify:
+        from pinshift.checks.verify import VerifyOptions
+
+        verify_options = VerifyOptions(nixpkgs=nixpkgs)
+    code = run_migration(options, report, verify_options)
     if code:
         raise click.exceptions.Exit(code)
