@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import os
 import shutil
+import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,14 +62,18 @@ class CommitTree:
     """The files of one commit, read from git's object store: no worktree, nothing written.
 
     Symlinks and submodules are skipped with a reason: pinshift never edits through a link.
-    Reads stay in this process (not `fork_safe`): GitPython's object reader is not fork-safe.
+    `prefetch(paths)` reads many blobs through one `git cat-file --batch` (one process
+    instead of a round trip per file); once the files a run needs are prefetched, forked
+    workers of pinshift.pool may read them from memory (`fork_safe`). Anything else is
+    read through GitPython in the process that opened the repository, and through a
+    `git cat-file` of its own in any other process (GitPython's reader is not fork-safe).
     """
-
-    fork_safe = False
 
     def __init__(self, repo, commit: str, max_bytes: int = DEFAULT_MAX_BYTES):
         self.max_bytes = max_bytes
         self._repo = repo
+        self._pid = os.getpid()
+        self._blobs: dict[str, bytes] = {}
         self._entries: dict[str, tuple[str, int, str]] = {}  # path -> (mode, size, sha)
         output = repo.git.ls_tree("-r", "-z", "--full-tree", "--long", commit)
         for record in output.split("\0"):
@@ -78,8 +83,28 @@ class CommitTree:
             mode, kind, sha, size = meta.split()
             self._entries[path] = (mode, int(size) if size.isdigit() else 0, sha)
 
+    @property
+    def fork_safe(self) -> bool:
+        return bool(self._blobs)
+
     def paths(self) -> list[str]:
         return sorted(self._entries)
+
+    def prefetch(self, paths) -> None:
+        """Read the blobs of `paths` (regular files within the size limit) in one batch."""
+        wanted = [p for p in paths if p not in self._blobs and p in self._entries
+                  and self._entries[p][0] not in ("120000", "160000") and self._entries[p][1] <= self.max_bytes]
+        if not wanted:
+            return
+        shas = b"".join(self._entries[p][2].encode() + b"\n" for p in wanted)
+        done = subprocess.run(["git", "--git-dir", self._repo.git_dir, "cat-file", "--batch"],
+                              input=shas, capture_output=True, check=True)
+        output, position = done.stdout, 0
+        for path in wanted:
+            header_end = output.index(b"\n", position)
+            size = int(output[position:header_end].split()[2])
+            self._blobs[path] = output[header_end + 1 : header_end + 1 + size]
+            position = header_end + 1 + size + 1
 
     def read(self, path: str) -> bytes:
         mode, size, sha = self._entries[path]
@@ -89,7 +114,12 @@ class CommitTree:
             raise SkippedFile(f"{path}: submodule; skipped")
         if size > self.max_bytes:
             raise SkippedFile(f"{path}: larger than {self.max_bytes} bytes; skipped (raise --max-bytes to include it)")
-        data = self._repo.odb.stream(bytes.fromhex(sha)).read()
+        data = self._blobs.get(path)
+        if data is None and os.getpid() == self._pid:
+            data = self._repo.odb.stream(bytes.fromhex(sha)).read()
+        elif data is None:
+            data = subprocess.run(["git", "--git-dir", self._repo.git_dir, "cat-file", "blob", sha],
+                                  capture_output=True, check=True).stdout
         check_content(path, data, self.max_bytes)
         return data
 

@@ -60,6 +60,12 @@ class WorkingSet:
             return self.changed[path]
         return self.tree.read(path)
 
+    def prefetch(self, paths: Sequence[str]) -> None:
+        """Let the tree read `paths` in bulk if it can (git objects: one batch instead of a read per file)."""
+        hook = getattr(self.tree, "prefetch", None)
+        if hook is not None:
+            hook([p for p in paths if p not in self.changed])
+
 
 @dataclass
 class StepJob:
@@ -247,10 +253,13 @@ def _guess(files: WorkingSet, job: StepJob, paths: Sequence[str]) -> Any:
         return None
 
 
+def _segment_paths(jobs: Sequence[StepJob], all_paths) -> list[str]:
+    return [p for p in all_paths if any(j.applies_to(p, languages.language_for(p)) for j in jobs)]
+
+
 def _run_segment(files: WorkingSet, jobs: list[StepJob], positions: list[int], all_paths, options) -> list:
     segment = [jobs[p] for p in positions]
-    paths = [p for p in all_paths if any(j.applies_to(p, languages.language_for(p)) for j in segment)]
-    return list(pool.process_files(files, paths, segment, options))
+    return list(pool.process_files(files, _segment_paths(segment, all_paths), segment, options))
 
 
 def run_jobs(files: WorkingSet, jobs: Sequence[StepJob], options: RunOptions = RunOptions()) -> list[StepPlan]:
@@ -268,6 +277,7 @@ def run_jobs(files: WorkingSet, jobs: Sequence[StepJob], options: RunOptions = R
     all_paths = files.paths()
     for positions in _segments(jobs):
         first = jobs[positions[0]]
+        files.prefetch(_segment_paths([jobs[p] for p in positions], all_paths))
         speculated = None
         if _needs_survey(first):
             guess = _guess(files, first, all_paths) if _can_speculate(first) else None

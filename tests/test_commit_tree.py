@@ -1,0 +1,45 @@
+"""CommitTree: a commit's files from git's object store, read one by one or prefetched in one batch."""
+
+from __future__ import annotations
+
+import git as gitpython
+
+from pinshift.demo.matrix import OLD_REV, render_recipe, variants
+from pinshift.files import SkippedFile
+from pinshift.gitrepo import CommitTree
+from pinshift.recipes import find_recipe, validate_recipe
+from pinshift.runner import RunOptions, plan_recipe
+from pinshift.steps import available_kinds
+
+
+def _repo(make_repo, count: int):
+    matrix = variants()
+    files = {f".flox/pkgs/r{n:04}.nix": render_recipe(matrix[n % len(matrix)], OLD_REV) for n in range(count)}
+    files["README.md"] = "# recipes\n"
+    files[".flox/pkgs/binary.nix"] = b"\x00\x01 not text"
+    return gitpython.Repo(make_repo(files, branch="pytorch-2.9"))
+
+
+def test_prefetched_bytes_equal_single_reads(make_repo):
+    repo = _repo(make_repo, 30)
+    single, batched = CommitTree(repo, "HEAD"), CommitTree(repo, "HEAD")
+    paths = single.paths()
+    batched.prefetch(paths)
+    assert batched.fork_safe and not single.fork_safe
+    for path in paths:
+        try:
+            expected = single.read(path)
+        except SkippedFile as skipped:
+            assert str(skipped) and path.endswith("binary.nix")
+            continue
+        assert batched.read(path) == expected
+
+
+def test_parallel_plan_from_a_commit_equals_the_serial_one(make_repo):
+    repo = _repo(make_repo, 450)
+    recipe = find_recipe("pytorch-2.10-cuda12_9")
+    resolved = validate_recipe(recipe, available_kinds())
+    serial = plan_recipe(CommitTree(repo, "HEAD"), recipe, resolved, RunOptions(jobs=1))
+    parallel = plan_recipe(CommitTree(repo, "HEAD"), recipe, resolved, RunOptions(jobs=2))
+    assert serial == parallel
+    assert len(serial.steps[0].changed) == 450
