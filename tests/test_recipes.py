@@ -1,0 +1,301 @@
+"""`pinshift recipes` and `pinshift show` through the real CLI: lookup order, origins, validation messages."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+WORD_SWAP = FIXTURES / "migrations" / "word_swap.py"
+RENAME_ATTR = Path(__file__).parents[1] / "migrations" / "rename_attr.py"
+BUNDLED = "pytorch-2.10-cuda12_9"
+
+MINE = """\
+name = "mine"
+description = "a recipe of this repository"
+base = "main"
+target = "next"
+
+[[steps]]
+kind = "replace-in-strings"
+title = "Say CUDA 12.9"
+[steps.params]
+paths = ["meta.longDescription"]
+old = "CUDA: 12.8"
+new = "CUDA: 12.9"
+
+[[steps]]
+kind = "metadata-rev"
+files = ["pkgs/*.nix"]
+[steps.params]
+value = 7
+"""
+
+WORDS = """\
+name = "words"
+[[steps]]
+kind = "word-swap"
+[steps.params]
+old = "alpha"
+new = "beta"
+"""
+
+
+def one_line_error(result, code: int = 2) -> str:
+    """The failure contract: exit code, nothing on stdout, exactly one stderr line, no traceback."""
+    assert result.exit_code == code, result
+    assert result.stdout == "", result
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+@pytest.fixture
+def repo(make_repo):
+    return make_repo({".pinshift/recipes/mine.toml": MINE, "default.nix": "{ }\n"})
+
+
+def write(root: Path, relative: str, text: str) -> Path:
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+# --- listing and lookup order ---------------------------------------------------------------
+
+
+def test_recipes_lists_repository_and_bundled_recipes_with_their_origin(run_cli, repo):
+    result = run_cli("recipes", cwd=repo)
+    assert result.exit_code == 0, result
+    rows = {line.split()[0]: line.split()[1] for line in result.stdout.splitlines()}
+    assert rows == {"mine": ".pinshift/recipes/mine.toml", BUNDLED: "bundled"}
+    assert "a recipe of this repository" in result.stdout
+
+
+def test_recipes_from_a_subdirectory_finds_the_repository_root(run_cli, repo):
+    (repo / "pkgs").mkdir()
+    result = run_cli("recipes", cwd=repo / "pkgs")
+    assert result.stdout.splitlines()[0].split()[:2] == ["mine", ".pinshift/recipes/mine.toml"]
+
+
+def test_repository_recipe_shadows_the_bundled_one_of_the_same_name(run_cli, repo):
+    write(repo, f".pinshift/recipes/{BUNDLED}.toml", MINE.replace('name = "mine"', f'name = "{BUNDLED}"'))
+    listed = run_cli("recipes", cwd=repo)
+    assert f".pinshift/recipes/{BUNDLED}.toml" in listed.stdout and "bundled" not in listed.stdout
+    shown = run_cli("show", BUNDLED, cwd=repo)
+    assert shown.exit_code == 0, shown
+    assert shown.stdout.splitlines()[0] == f"recipe {BUNDLED} (repository: .pinshift/recipes/{BUNDLED}.toml)"
+    assert "replace-in-strings" in shown.stdout and "pin-swap" not in shown.stdout
+
+
+def test_show_repository_recipe_prints_every_parameter_with_defaults_marked(run_cli, repo):
+    result = run_cli("show", "mine", cwd=repo)
+    assert result.exit_code == 0, result
+    assert result.stdout.splitlines() == [
+        "recipe mine (repository: .pinshift/recipes/mine.toml)",
+        "description  a recipe of this repository",
+        "base         main",
+        "target       next",
+        "files        .flox/pkgs/**/*.nix",
+        "",
+        "step 1/2 replace-in-strings: Say CUDA 12.9",
+        '  paths  = ["meta.longDescription"]',
+        '  old    = "CUDA: 12.8"',
+        '  new    = "CUDA: 12.9"',
+        "  regex  = false (default)",
+        "",
+        "step 2/2 metadata-rev: metadata-rev",
+        "  files: pkgs/*.nix",
+        "  value    = 7",
+        '  missing  = "skip" (default)',
+        "  start    = 1 (default)",
+    ]
+
+
+def test_show_recipe_given_as_a_path(run_cli, repo, tmp_path):
+    path = write(tmp_path, "elsewhere/other.toml", MINE.replace('name = "mine"', 'name = "other"'))
+    result = run_cli("show", str(path), cwd=repo)
+    assert result.exit_code == 0, result
+    assert result.stdout.splitlines()[0] == f"recipe other (file {path})"
+
+
+def test_show_missing_recipe_path_is_a_usage_error(run_cli, repo):
+    assert one_line_error(run_cli("show", "nowhere/x.toml", cwd=repo)) == \
+        "pinshift: error: recipe file nowhere/x.toml does not exist"
+
+
+def test_show_unknown_recipe_names_the_known_ones(run_cli, repo):
+    line = one_line_error(run_cli("show", "nope", cwd=repo))
+    assert line == f"pinshift: error: unknown recipe 'nope' (known: mine, {BUNDLED}); `pinshift recipes` lists them"
+
+
+def test_show_needs_exactly_one_of_recipe_step_or_steps(run_cli, repo):
+    assert "name exactly one of RECIPE" in one_line_error(run_cli("show", cwd=repo))
+    assert "name exactly one of RECIPE" in one_line_error(run_cli("show", "mine", "--steps", cwd=repo))
+
+
+# --- repository step kinds ------------------------------------------------------------------
+
+
+@pytest.fixture
+def repo_with_kind(make_repo):
+    return make_repo({".pinshift/recipes/words.toml": WORDS,
+                      ".pinshift/migrations/word_swap.py": WORD_SWAP.read_bytes()})
+
+
+def test_repository_migrations_are_loaded_and_said_so(run_cli, repo_with_kind):
+    listed = run_cli("recipes", cwd=repo_with_kind)
+    assert "note: step kind 'word-swap' loaded from .pinshift/migrations/word_swap.py" in listed.stdout
+    shown = run_cli("show", "words", cwd=repo_with_kind)
+    assert shown.exit_code == 0, shown
+    assert "note: step kind 'word-swap' loaded from .pinshift/migrations/word_swap.py" in shown.stdout
+    assert '  old        = "alpha"\n' in shown.stdout
+
+
+def test_recipes_kinds_and_show_steps_list_every_kind_with_its_origin(run_cli, repo_with_kind):
+    kinds = run_cli("recipes", "--kinds", cwd=repo_with_kind)
+    steps = run_cli("show", "--steps", cwd=repo_with_kind)
+    assert kinds.exit_code == steps.exit_code == 0
+    assert kinds.stdout == steps.stdout
+    rows = {line.split()[0]: line.split()[1] for line in kinds.stdout.splitlines()}
+    assert rows["word-swap"] == ".pinshift/migrations/word_swap.py"
+    assert {"pin-swap", "metadata-rev", "replace-in-strings", "readme-branch-table", "python-constant"} <= set(rows)
+    assert all(rows[k] == "bundled" for k in rows if k != "word-swap")
+    assert "pin-swap   " in kinds.stdout and "replace a source revision in fetcher calls" in kinds.stdout
+
+
+def test_a_repository_without_the_kind_rejects_the_recipe_that_needs_it(run_cli, make_repo):
+    root = make_repo({".pinshift/recipes/words.toml": WORDS})
+    line = one_line_error(run_cli("show", "words", cwd=root))
+    assert line.startswith("pinshift: error: .pinshift/recipes/words.toml: step 1 (word-swap): unknown step kind "
+                           "(known: metadata-rev, pin-swap, ")
+    shown = run_cli("show", "words", "--migrations", str(WORD_SWAP.parent), cwd=root)
+    assert shown.exit_code == 0, shown
+    assert f"note: step kind 'word-swap' loaded from {WORD_SWAP}" in shown.stdout
+
+
+def test_show_step_documents_a_kind_from_its_module(run_cli, repo):
+    result = run_cli("show", "--step", "pin-swap", cwd=repo)
+    assert result.exit_code == 0, result
+    lines = result.stdout.splitlines()
+    assert lines[0] == "step kind pin-swap (bundled; files: nix, markdown, python, toml, shell)"
+    assert lines[2].startswith("pin-swap — replace a source revision in fetcher calls")
+    table = lines[lines.index("Parameters (as validated; keys are written kebab-case):") + 1:]
+    assert [row.split()[0] for row in table] == ["old", "new", "new-hash", "include-strings", "include-comments"]
+    assert table[0].split(None, 3)[1:3] == ["str", "required"]
+    assert "str, optional  default: none" in table[2]
+    assert table[3].rstrip().endswith("inside every other string literal; never inside `${...}`.")
+    assert table[4].endswith("default: false  The same inside comments.")
+
+
+def test_show_step_literal_and_int_types(run_cli, repo):
+    result = run_cli("show", "--step", "metadata-rev", cwd=repo)
+    assert '  missing  "skip" | "insert" | "error"  default: "skip"  What to do without a marker.' in result.stdout
+    assert "  value    int, optional" in result.stdout
+
+
+def test_show_step_of_a_kind_from_migrations_dir(run_cli, repo):
+    result = run_cli("show", "--step", "word-swap", "--migrations", str(WORD_SWAP.parent), cwd=repo)
+    assert result.exit_code == 0, result
+    assert result.stdout.startswith(f"step kind word-swap ({WORD_SWAP}; files: nix)\n\nword-swap — replace every")
+    assert "  interrupt  str  default: \"\"\n" in result.stdout
+
+
+def test_show_unknown_step_kind(run_cli, repo):
+    line = one_line_error(run_cli("show", "--step", "warp", cwd=repo))
+    assert line.startswith("pinshift: error: unknown step kind 'warp' (known: metadata-rev, pin-swap, ")
+
+
+def test_migrations_dir_that_does_not_exist(run_cli, repo):
+    line = one_line_error(run_cli("recipes", "--kinds", "--migrations", "no-such-dir", cwd=repo))
+    assert line == "pinshift: error: --migrations no-such-dir: not a directory"
+
+
+# --- validation messages: file, step, kind, key -----------------------------------------------
+
+RENAME_WITHOUT_TO = """\
+name = "x"
+[[steps]]
+kind = "metadata-rev"
+[[steps]]
+kind = "rename-attr"
+[steps.params]
+from = "python3Packages"
+"""
+
+
+@pytest.mark.skipif(not RENAME_ATTR.exists(), reason=f"{RENAME_ATTR} (rename-attr) is not written yet")
+def test_missing_parameter_names_file_step_kind_and_key(run_cli, repo):
+    write(repo, "recipes/x.toml", RENAME_WITHOUT_TO)
+    assert one_line_error(run_cli("show", "recipes/x.toml", cwd=repo)) == \
+        "pinshift: error: recipes/x.toml: step 2 (rename-attr): missing parameter 'to'"
+
+
+@pytest.mark.parametrize("text, message", [
+    ('name = "x"\n[[steps]]\nkind = "metadata-rev"\n[[steps]]\nkind = "replace-in-strings"\n'
+     '[steps.params]\npaths = ["a"]\nold = "b"\n',
+     "recipes/x.toml: step 2 (replace-in-strings): missing parameter 'new'"),
+    ('name = "x"\n[[steps]]\nkind = "metadata-rev"\n[[steps]]\nkind = "warp-drive"\n',
+     "recipes/x.toml: step 2 (warp-drive): unknown step kind (known: metadata-rev, pin-swap, "),
+    ('name = "x"\n[[steps]]\nkind = "metadata-rev"\n[steps.params]\nmissing = "sometimes"\n',
+     "recipes/x.toml: step 1 (metadata-rev): 'missing' must be one of 'skip', 'insert', 'error', not 'sometimes'"),
+    ('name = "x"\n[[steps]]\nkind = "metadata-rev"\n[steps.params]\nvalue = "seven"\n',
+     "recipes/x.toml: step 1 (metadata-rev): 'value' must be a whole number, not 'seven'"),
+    ('name = "x"\n[[steps]]\nkind = "metadata-rev"\n[steps.params]\nvalues = 3\n',
+     "recipes/x.toml: step 1 (metadata-rev): unknown parameter 'values' (known: missing, start, value)"),
+    ('name = "x"\n[[steps]]\nkind = "metadata-rev"\ntitel = "typo"\n',
+     "recipes/x.toml: step 1 (metadata-rev): unknown key 'titel' (known: files, kind, message, params, title)"),
+    ('name = "x"\nbranch = "main"\n[[steps]]\nkind = "metadata-rev"\n',
+     "recipes/x.toml: unknown key 'branch' (known: base, description, files, name, steps, target)"),
+    ('name = "x"\n[[steps]]\ntitle = "no kind"\n',
+     "recipes/x.toml: step 1: missing key 'kind'"),
+    ('name = "x"\n', "recipes/x.toml: missing key 'steps'"),
+    ('name = "x"\n[[steps]\nkind = "metadata-rev"\n', "recipes/x.toml: invalid TOML: "),
+    ('name = "x"\nfiles = 3\n[[steps]]\nkind = "metadata-rev"\n',
+     "recipes/x.toml: 'files' must be a list of glob strings"),
+])
+def test_validation_errors_name_the_file_step_and_key(run_cli, repo, text, message):
+    write(repo, "recipes/x.toml", text)
+    line = one_line_error(run_cli("show", "recipes/x.toml", cwd=repo))
+    assert line.startswith(f"pinshift: error: {message}"), line
+
+
+def test_bad_repository_recipe_is_named_by_its_repository_path(run_cli, repo):
+    write(repo, ".pinshift/recipes/broken.toml", 'name = "broken"\n[[steps]]\nkind = "pin-swap"\n')
+    assert one_line_error(run_cli("show", "broken", cwd=repo)) == \
+        "pinshift: error: .pinshift/recipes/broken.toml: step 1 (pin-swap): missing parameter 'old'"
+
+
+def test_recipe_that_is_not_utf8(run_cli, repo):
+    (repo / "recipes").mkdir()
+    (repo / "recipes" / "x.toml").write_bytes(b'name = "\xff"\n')
+    assert one_line_error(run_cli("show", "recipes/x.toml", cwd=repo)) == \
+        "pinshift: error: recipes/x.toml: not UTF-8 text"
+
+
+def test_broken_repository_step_script_is_a_recipe_error(run_cli, make_repo):
+    root = make_repo({".pinshift/migrations/broken.py": "import no_such_module_anywhere\n"})
+    line = one_line_error(run_cli("recipes", cwd=root))
+    assert line.startswith(f"pinshift: error: {root / '.pinshift/migrations/broken.py'}: cannot load step script: ")
+
+
+# --- the bundled recipe -----------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not RENAME_ATTR.exists(), reason=f"{RENAME_ATTR} (rename-attr) is not written yet")
+def test_show_bundled_seed_recipe(run_cli, tmp_path):
+    result = run_cli("show", BUNDLED, cwd=tmp_path)
+    assert result.exit_code == 0, result
+    out = result.stdout
+    assert out.splitlines()[0] == f"recipe {BUNDLED} (bundled: recipes/{BUNDLED}.toml)"
+    assert "base         pytorch-2.9\ntarget       pytorch-2.10-cuda12_9\n" in out
+    assert ('step 1/4 pin-swap: Pin nixpkgs to 0182a36 (the build-vllm/main pin)\n'
+            '  old               = "6a030d5"\n'
+            '  new               = "0182a361324364ae3f436a63005877674cf45efb"\n') in out
+    assert ('  from  = "python3Packages"\n  to    = "python313Packages"\n  base  = "nixpkgs_pinned"\n') in out
+    assert '  missing  = "skip"\n' in out
+    assert "note:" not in out
