@@ -46,8 +46,8 @@ from dataclasses import dataclass
 from pinshift.edits import Edit
 from pinshift.errors import ParamError
 from pinshift.steps import StepContext, StepOutput
-from pinshift.syntax.queries import name_of, unwrap, walk
-from pinshift.syntax.scopes import inherited_binder, references, resolve
+from pinshift.syntax.queries import name_of, nodes_spelling, unwrap
+from pinshift.syntax.scopes import binder_of, inherited_binder, resolve
 
 NAME = "rename-attr"
 
@@ -73,6 +73,39 @@ def needles(params: Params) -> tuple[bytes, ...]:
     return (params.from_.encode(),)
 
 
+def _occurrences(doc, name: str) -> list:
+    """Every identifier spelling exactly `name`, and every quoted attr `"name"` (its string node).
+
+    Found from a byte search rather than a visit of every node: whatever the step looks at
+    (segments, references, inherited names, formals) spells the name.
+    """
+    found = []
+    for node in nodes_spelling(doc, name.encode()):
+        if doc.text(node) != name.encode():
+            continue
+        if node.type == "identifier":
+            found.append(node)
+        elif node.type == "string_fragment" and node.parent is not None and node.parent.named_child_count == 1:
+            found.append(node.parent)
+    return found
+
+
+def _role(node) -> str | None:
+    """What an occurrence is: an attrpath segment, a variable, an inherited name, or something else."""
+    parent = node.parent
+    if parent is None:
+        return None
+    if parent.type == "attrpath" and parent.parent is not None and parent.parent.type in (
+        "select_expression", "has_attr_expression"
+    ) and parent.parent.child_by_field_name("attrpath") == parent:
+        return "segment"
+    if parent.type == "variable_expression":
+        return "variable"
+    if parent.type == "inherited_attrs" and parent.parent is not None:
+        return parent.parent.type  # "inherit" or "inherit_from"
+    return None
+
+
 def _segment_edit(doc, segment, params: Params, why: str) -> Edit | None:
     """The edit renaming one attrpath segment spelling `from` (identifier or plain quoted string)."""
     if name_of(doc, segment) != params.from_:
@@ -83,32 +116,30 @@ def _segment_edit(doc, segment, params: Params, why: str) -> Edit | None:
     return Edit(fragment.start_byte, fragment.end_byte, params.to.encode(), why)
 
 
-def _attrpath_edits(doc, params: Params, out: StepOutput) -> None:
+def _attrpath_edits(doc, occurrences: list, params: Params, out: StepOutput) -> None:
     why = f"{NAME}: {params.from_} -> {params.to}"
-    for node in walk(doc.root, "select_expression", "has_attr_expression"):
-        base, attrpath = node.child_by_field_name("expression"), node.child_by_field_name("attrpath")
-        if base is None or attrpath is None:
+    for segment in occurrences:
+        if _role(segment) != "segment":
             continue
+        base = segment.parent.parent.child_by_field_name("expression")
         if params.base is not None and not (base.type == "variable_expression" and doc.text(base) == params.base.encode()):
             continue
-        for segment in attrpath.children_by_field_name("attr"):
-            edit = _segment_edit(doc, segment, params, why)
-            if edit is not None:
-                out.edits.append(edit)
+        edit = _segment_edit(doc, segment, params, why)
+        if edit is not None:
+            out.edits.append(edit)
 
 
-def _inherit_warnings(doc, params: Params, out: StepOutput) -> None:
-    for node in walk(doc.root, "inherit_from"):
-        source = node.child_by_field_name("expression")
+def _inherit_warnings(doc, occurrences: list, params: Params, out: StepOutput) -> None:
+    for attr in occurrences:
+        if _role(attr) != "inherit_from":
+            continue
+        source = attr.parent.parent.child_by_field_name("expression")
         if params.base is not None and not (source is not None and doc.text(unwrap(source) or source) == params.base.encode()):
             continue
-        attrs = node.child_by_field_name("attrs")
-        for attr in attrs.children_by_field_name("attr") if attrs is not None else ():
-            if name_of(doc, attr) == params.from_:
-                source_text = doc.text(source).decode("utf-8", "replace") if source is not None else "x"
-                out.warn(attr.start_byte, f"inherit ({source_text}) {params.from_}: not renamed (it also names the "
-                                          f"binding); write `{params.from_} = {source_text}.{params.to};` "
-                                          "if that is meant")
+        source_text = doc.text(source).decode("utf-8", "replace") if source is not None else "x"
+        out.warn(attr.start_byte, f"inherit ({source_text}) {params.from_}: not renamed (it also names the "
+                                  f"binding); write `{params.from_} = {source_text}.{params.to};` "
+                                  "if that is meant")
 
 
 def _top_function(doc):
@@ -126,7 +157,7 @@ def _formal(doc, function, name: str):
     return None
 
 
-def _argument_edits(doc, params: Params, out: StepOutput) -> None:
+def _argument_edits(doc, occurrences: list, params: Params, out: StepOutput) -> None:
     """Rename the file function's formal `from` and the references bound to it, when that is safe."""
     function = _top_function(doc)
     formal = _formal(doc, function, params.from_) if function is not None else None
@@ -139,14 +170,13 @@ def _argument_edits(doc, params: Params, out: StepOutput) -> None:
     if _formal(doc, function, params.to) is not None:
         out.warn(formal.start_byte, f"the function already takes {params.to}: argument {params.from_} left alone")
         return
-    bound = [v for v, binder in references(doc, params.from_, function) if binder.scope == function]
-    for inherit in walk(function, "inherit"):
-        attrs = inherit.child_by_field_name("attrs")
-        for attr in attrs.children_by_field_name("attr") if attrs is not None else ():
-            if name_of(doc, attr) == params.from_ and inherited_binder(doc, inherit, attr).scope == function:
-                out.warn(attr.start_byte, f"inherit {params.from_}: renaming argument {params.from_} would rename "
-                                          "this attribute too: argument left alone")
-                return
+    variables = [o.parent for o in occurrences if _role(o) == "variable"]
+    bound = [v for v in variables if binder_of(doc, v).scope == function]
+    for attr in occurrences:
+        if _role(attr) == "inherit" and inherited_binder(doc, attr.parent.parent, attr).scope == function:
+            out.warn(attr.start_byte, f"inherit {params.from_}: renaming argument {params.from_} would rename "
+                                      "this attribute too: argument left alone")
+            return
     for variable in bound:
         capture = resolve(doc, params.to, variable)
         if capture.lexical and capture.scope != function:
@@ -159,16 +189,17 @@ def _argument_edits(doc, params: Params, out: StepOutput) -> None:
         out.edits.append(Edit(variable.start_byte, variable.end_byte, params.to.encode(), why))
 
 
-def _dynamic_warnings(doc, params: Params, out: StepOutput) -> None:
-    for variable, binder in references(doc, params.from_):
-        if binder.kind == "with":
-            out.warn(variable.start_byte, f"{params.from_} here comes from a `with`: not renamed (check it by hand)")
+def _dynamic_warnings(doc, occurrences: list, params: Params, out: StepOutput) -> None:
+    for occurrence in occurrences:
+        if _role(occurrence) == "variable" and binder_of(doc, occurrence.parent).kind == "with":
+            out.warn(occurrence.start_byte, f"{params.from_} here comes from a `with`: not renamed (check it by hand)")
 
 
 def plan(doc, params: Params, context: StepContext) -> StepOutput:
     out = StepOutput()
-    _attrpath_edits(doc, params, out)
-    _argument_edits(doc, params, out)
-    _inherit_warnings(doc, params, out)
-    _dynamic_warnings(doc, params, out)
+    occurrences = _occurrences(doc, params.from_)
+    _attrpath_edits(doc, occurrences, params, out)
+    _argument_edits(doc, occurrences, params, out)
+    _inherit_warnings(doc, occurrences, params, out)
+    _dynamic_warnings(doc, occurrences, params, out)
     return out
