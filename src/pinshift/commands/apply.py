@@ -1,0 +1,251 @@
+"""`pinshift apply KIND --set key=value [PATH...]`: one step on the working tree, without git.
+
+For quick use and scripting: the same step kinds, parameter validation, runner and
+report as `migrate`, but on the files as they are on disk. A step is all or nothing
+here too: when a file is refused, or a warning fires under --strict, no file is
+written (exit 1), so a tree is never left half-migrated.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from pinshift.errors import ParamError, PinshiftError, UsageError
+from pinshift.files import DEFAULT_MAX_BYTES, DirectoryTree
+from pinshift.report import emit, options_from, report_options
+
+DEFAULT_GLOBS = ("**/*.nix",)
+
+
+# --- --set key=value ---------------------------------------------------------------------------
+
+
+def literal(text: str) -> Any:
+    """`text` as a TOML value when it spells one unambiguously (3, true, ["a"], "x", {a = "b"}), else itself.
+
+    Floats and dates stay text: `2.10` would otherwise become 2.1.
+    """
+    try:
+        value = tomllib.loads(f"value = {text}")["value"]
+    except tomllib.TOMLDecodeError:
+        return text
+    return value if isinstance(value, (bool, int, str, list, dict)) else text
+
+
+def parse_settings(settings: tuple[str, ...]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(typed, raw) parameter tables from `--set` items; `a.b=v` puts key `b` in table `a`.
+
+    Only the first dot separates: `--set asserts.torch.__version__=2.10.0` sets the
+    table key `torch.__version__`. `raw` keeps the text, for parameters that want it.
+    """
+    from pinshift.steps import _key
+
+    typed: dict[str, Any] = {}
+    raw: dict[str, Any] = {}
+    for item in settings:
+        name, sep, text = item.partition("=")
+        name = name.strip()
+        if not sep or not name or name.startswith(".") or name.endswith("."):
+            raise UsageError(f"--set {item}: expected KEY=VALUE (or TABLE.KEY=VALUE)")
+        key, dot, inner = name.partition(".")
+        key = _key(key.strip())
+        if not dot:
+            if key in typed:
+                raise UsageError(f"--set {item}: '{key}' is set twice")
+            typed[key], raw[key] = literal(text), text
+            continue
+        table, table_raw = typed.setdefault(key, {}), raw.setdefault(key, {})
+        if not isinstance(table, dict) or not isinstance(table_raw, dict):
+            raise UsageError(f"--set {item}: '{key}' is set both as a value and as a table")
+        if inner in table:
+            raise UsageError(f"--set {item}: '{key}.{inner}' is set twice")
+        table[inner], table_raw[inner] = literal(text), text
+    return typed, raw
+
+
+def step_params(kind, settings: tuple[str, ...]) -> tuple[Any, dict[str, Any]]:
+    """Validated Params and the values they came from; a value rejected as typed is retried as text.
+
+    So `--set old=1234567` (a revision of digits) or `--set value='[ "x" ]'` (Nix source
+    that happens to be TOML) still reach a `str` parameter as written.
+    """
+    typed, raw = parse_settings(settings)
+    values = dict(typed)
+    while True:
+        try:
+            return kind.parse_params(values), values
+        except ParamError as error:
+            key = error.key
+            if key in values and values[key] != raw[key]:
+                values[key] = raw[key]
+                continue
+            raise UsageError(f"{kind.name}: {error}; `pinshift show --step {kind.name}` lists its parameters") \
+                from None
+
+
+# --- which files ---------------------------------------------------------------------------------
+
+
+class SelectedFiles:
+    """The files `apply` runs on, keyed by their path as the user names them (relative to the cwd).
+
+    Several PATH arguments become one tree, so a step's `prepare` (pin-swap resolving an
+    abbreviated revision) sees every file at once, as it does in `migrate`.
+    """
+
+    fork_safe = True
+
+    def __init__(self) -> None:
+        self.entries: dict[str, tuple[DirectoryTree, str]] = {}
+        self._seen: set[Path] = set()
+
+    def add(self, shown: str, tree: DirectoryTree, relative: str) -> None:
+        real = (tree.root / relative).resolve()
+        if real not in self._seen:
+            self._seen.add(real)
+            self.entries[shown] = (tree, relative)
+
+    def paths(self) -> list[str]:
+        return list(self.entries)
+
+    def read(self, path: str) -> bytes:
+        tree, relative = self.entries[path]
+        return tree.read(relative)
+
+    def write(self, path: str, data: bytes) -> None:
+        tree, relative = self.entries[path]
+        tree.write(relative, data)
+
+
+def select_files(paths: tuple[str, ...], globs: tuple[str, ...], max_bytes: int) -> SelectedFiles:
+    """Files matching `globs` under each directory PATH (honouring .gitignore in a work tree), plus named files."""
+    from pinshift.globs import matches
+
+    selected = SelectedFiles()
+    for given in paths:
+        path = Path(given)
+        if path.is_dir():
+            tree = DirectoryTree(path, max_bytes)
+            for relative in tree.paths():
+                if matches(relative, globs):
+                    selected.add(os.path.normpath(os.path.join(given, relative)), tree, relative)
+        elif path.exists() or path.is_symlink():
+            selected.add(os.path.normpath(given), DirectoryTree(path.parent, max_bytes, use_git=False), path.name)
+        else:
+            raise UsageError(f"{given}: no such file or directory")
+    return selected
+
+
+# --- output ------------------------------------------------------------------------------------
+
+
+def summary(step, written: bool) -> str:
+    """One line per file that changed, was skipped or refused; warnings; a count line."""
+    from pinshift.report.text import with_path
+    from pinshift.report.totals import plural
+
+    lines = [f"note: {note}" for note in step.notes]
+    verb = "changed" if written else "would change"
+    lines.extend(f"{verb}  {c.path} ({plural(len(c.edits), 'edit')})" for c in step.changed)
+    lines.extend(f"skipped  {with_path(c)}" for c in step.skipped)
+    lines.extend(f"refused  {with_path(c)}" for c in step.refused)
+    lines.extend(f"warning: {w}" for w in step.warnings)
+    lines.append(f"{step.kind}: {plural(len(step.changed), 'file')} {verb}, {plural(step.edit_count, 'edit')}, "
+                 f"{plural(len(step.warnings), 'warning')}, {len(step.skipped)} skipped, {len(step.refused)} refused")
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class ApplyOptions:
+    """Every `pinshift apply` option, built once by the command."""
+
+    kind: str
+    paths: tuple[str, ...]
+    settings: tuple[str, ...]
+    globs: tuple[str, ...]
+    dry_run: bool
+    strict: bool
+    migrations: Path | None
+    max_bytes: int
+
+
+def plan_apply(options: ApplyOptions):
+    """(Plan, SelectedFiles): the step planned in memory over the selected files; nothing written."""
+    from pinshift.commands.recipes import repository_root
+    from pinshift.plan import Plan
+    from pinshift.runner import RunOptions, WorkingSet, plan_step
+    from pinshift.steps import available_kinds, get_kind
+
+    kind = get_kind(available_kinds(repository_root(Path(".")), options.migrations), options.kind)
+    params, values = step_params(kind, options.settings)
+    selected = select_files(options.paths, options.globs, options.max_bytes)
+    step = plan_step(WorkingSet(selected), kind, params, ("**",), title=f"{kind.name} (pinshift apply)",
+                     raw_params=values, options=RunOptions(strict=options.strict))
+    return Plan(recipe="", steps=[step], repository=os.getcwd(), dry_run=options.dry_run), selected
+
+
+def run_apply(options: ApplyOptions, report) -> int:
+    """Plan; report (--dry-run) or write every changed file; the exit code."""
+    from pinshift.migrate import failure
+
+    plan, selected = plan_apply(options)
+    step = plan.steps[0]
+    problem = failure(step, options.strict)
+    if options.dry_run:
+        code = emit(plan, report)
+        return max(code, 1) if problem else code
+    if problem:
+        from pinshift.report.text import with_path
+
+        for change in step.refused:
+            click.echo(f"refused  {with_path(change)}", err=True)
+        for warning in step.warnings:
+            click.echo(f"warning: {warning}", err=True)
+        click.echo(f"pinshift: {step.kind} failed: {problem}; no file written", err=True)
+        return 1
+    for change in step.changed:
+        try:
+            selected.write(change.path, change.after)
+        except OSError as error:
+            raise PinshiftError(f"{change.path}: cannot write ({error.strerror or error}); the files listed "
+                                "before it were written") from None
+    if report.format or report.output:
+        click.echo(summary(step, written=True), nl=False, err=True)
+        return emit(plan, report)
+    click.echo(summary(step, written=True), nl=False)
+    return 0
+
+
+@click.command()
+@click.argument("kind")
+@click.argument("paths", nargs=-1)
+@click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
+              help="A step parameter (repeatable); VALUE is read as TOML when it is a number, true/false, a "
+                   "list, a table or a quoted string, else as text; TABLE.KEY=VALUE sets one key of a table.")
+@click.option("--files", "globs", multiple=True, metavar="GLOB",
+              help="Which files under each directory PATH (repeatable; default: **/*.nix).")
+@click.option("--dry-run", is_flag=True, help="Print the unified diff; write nothing.")
+@click.option("--strict", is_flag=True, help="Fail (exit 1, write nothing) when the step raises any warning.")
+@click.option("--migrations", type=click.Path(path_type=Path), default=None,
+              help="Load extra step kinds from the *.py files of DIR.")
+@click.option("--max-bytes", type=int, default=DEFAULT_MAX_BYTES, show_default=True, help="Skip larger files.")
+@report_options
+def apply(kind, paths, settings, globs, dry_run, strict, migrations, max_bytes,
+          report_format, report_output, no_color, check) -> None:
+    """Run step KIND on the files under PATH (default: .) in place, without git.
+
+    A refused file, or a warning under --strict, exits 1 and writes no file.
+    --check implies --dry-run.
+    """
+    report = options_from(report_format, report_output, no_color, check)
+    options = ApplyOptions(kind=kind, paths=paths or (".",), settings=settings, globs=globs or DEFAULT_GLOBS,
+                           dry_run=dry_run or check, strict=strict, migrations=migrations, max_bytes=max_bytes)
+    code = run_apply(options, report)
+    if code:
+        raise click.exceptions.Exit(code)
