@@ -8,8 +8,11 @@ written (exit 1), so a tree is never left half-migrated.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tomllib
+import types
+import typing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +30,7 @@ DEFAULT_GLOBS = ("**/*.nix",)
 
 
 def literal(text: str) -> Any:
-    """`text` as a TOML value when it spells one unambiguously (3, true, ["a"], "x", {a = "b"}), else itself.
+    """`text` as a TOML value when it spells one unambiguously (3, true, ["a"], {a = "b"}), else itself.
 
     Floats and dates stay text: `2.10` would otherwise become 2.1.
     """
@@ -38,16 +41,15 @@ def literal(text: str) -> Any:
     return value if isinstance(value, (bool, int, str, list, dict)) else text
 
 
-def parse_settings(settings: tuple[str, ...]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(typed, raw) parameter tables from `--set` items; `a.b=v` puts key `b` in table `a`.
+def parse_settings(settings: tuple[str, ...]) -> dict[str, Any]:
+    """Parameter text from `--set` items, kebab-case keys; `a.b=v` puts key `b` in table `a`.
 
     Only the first dot separates: `--set asserts.torch.__version__=2.10.0` sets the
-    table key `torch.__version__`. `raw` keeps the text, for parameters that want it.
+    table key `torch.__version__`.
     """
     from pinshift.steps import _key
 
-    typed: dict[str, Any] = {}
-    raw: dict[str, Any] = {}
+    values: dict[str, Any] = {}
     for item in settings:
         name, sep, text = item.partition("=")
         name = name.strip()
@@ -56,37 +58,53 @@ def parse_settings(settings: tuple[str, ...]) -> tuple[dict[str, Any], dict[str,
         key, dot, inner = name.partition(".")
         key = _key(key.strip())
         if not dot:
-            if key in typed:
+            if key in values:
                 raise UsageError(f"--set {item}: '{key}' is set twice")
-            typed[key], raw[key] = literal(text), text
+            values[key] = text
             continue
-        table, table_raw = typed.setdefault(key, {}), raw.setdefault(key, {})
-        if not isinstance(table, dict) or not isinstance(table_raw, dict):
+        table = values.setdefault(key, {})
+        if not isinstance(table, dict):
             raise UsageError(f"--set {item}: '{key}' is set both as a value and as a table")
         if inner in table:
             raise UsageError(f"--set {item}: '{key}.{inner}' is set twice")
-        table[inner], table_raw[inner] = literal(text), text
-    return typed, raw
+        table[inner] = text
+    return values
+
+
+def _wants_text(hint: Any) -> bool:
+    """True for `str`, `str | None` and `Literal["a", "b"]`: such a value is taken as written."""
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return all(_wants_text(a) for a in args)
+    if typing.get_origin(hint) is typing.Literal:
+        return all(isinstance(a, str) for a in args)
+    return hint is str
+
+
+def typed(hint: Any, value: Any) -> Any:
+    """A `--set` value as its parameter's type wants it: text for text, TOML for lists, tables, numbers.
+
+    Type-directed, so `--set value='"12.9"'` (Nix source) keeps its quotes and
+    `--set old=1234567` (a revision of digits) stays a string.
+    """
+    if isinstance(value, dict):
+        args = typing.get_args(hint)
+        inner = args[1] if len(args) == 2 else Any
+        return {k: typed(inner, v) for k, v in value.items()}
+    return value if _wants_text(hint) else literal(value)
 
 
 def step_params(kind, settings: tuple[str, ...]) -> tuple[Any, dict[str, Any]]:
-    """Validated Params and the values they came from; a value rejected as typed is retried as text.
+    """Validated Params and the values they came from; errors say where the parameters are documented."""
+    from pinshift.steps import _key
 
-    So `--set old=1234567` (a revision of digits) or `--set value='[ "x" ]'` (Nix source
-    that happens to be TOML) still reach a `str` parameter as written.
-    """
-    typed, raw = parse_settings(settings)
-    values = dict(typed)
-    while True:
-        try:
-            return kind.parse_params(values), values
-        except ParamError as error:
-            key = error.key
-            if key in values and values[key] != raw[key]:
-                values[key] = raw[key]
-                continue
-            raise UsageError(f"{kind.name}: {error}; `pinshift show --step {kind.name}` lists its parameters") \
-                from None
+    hints = {_key(f.name): typing.get_type_hints(kind.params_type)[f.name]
+             for f in dataclasses.fields(kind.params_type)}
+    values = {key: typed(hints.get(key, Any), value) for key, value in parse_settings(settings).items()}
+    try:
+        return kind.parse_params(values), values
+    except ParamError as error:
+        raise UsageError(f"{kind.name}: {error}; `pinshift show --step {kind.name}` lists its parameters") from None
 
 
 # --- which files ---------------------------------------------------------------------------------
