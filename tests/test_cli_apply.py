@@ -219,10 +219,19 @@ def test_refused_file_exits_1_and_no_file_is_touched(run_cli, tmp_path):
 def test_edits_that_would_break_the_file_are_refused(run_cli, tmp_path):
     data = b"{ a = 1; }\n"
     (tmp_path / "x.nix").write_bytes(data)
-    result = run_cli("apply", "set-binding", "--set", "path=b", "--set", "value=[", cwd=tmp_path)
-    assert result.exit_code in (1, 2), result
-    assert "Traceback" not in result.output
+    result = run_cli("apply", "word-swap", "--set", "old=1", "--set", "new=[",
+                     "--migrations", str(FIXTURES / "migrations"), cwd=tmp_path)
+    assert result.exit_code == 1, result
     assert (tmp_path / "x.nix").read_bytes() == data
+    assert result.stderr.splitlines()[0].startswith("refused  x.nix:1:8: syntax error: missing ']': the change would "
+                                                    "break the file's syntax; x.nix left unchanged")
+
+
+def test_a_value_that_is_not_nix_is_a_usage_error(run_cli, tmp_path):
+    (tmp_path / "x.nix").write_bytes(b"{ a = 1; }\n")
+    line = one_line_error(run_cli("apply", "set-binding", "--set", "path=b", "--set", "value=[", cwd=tmp_path))
+    assert line.startswith("pinshift: error: set-binding: 'value' is not a Nix expression")
+    assert (tmp_path / "x.nix").read_bytes() == b"{ a = 1; }\n"
 
 
 # --- exit 2: usage errors, one line, no traceback --------------------------------------------------
