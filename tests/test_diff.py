@@ -68,12 +68,11 @@ def test_context_lines_are_configurable():
     assert b"@@ -5,3 +5,3 @@\n 4\n-5\n+five\n 6\n" in diff
 
 
-# --- the windowed diff is as good as a diff of the whole files ---------------------------------
+# --- the windowed diff is a correct diff ---------------------------------------------------------
 # It diffs only the stretch between the common first and last lines. Where lines repeat, a change
-# can be placed in more than one way; the property is: it applies to `before` giving `after`, and it
-# changes exactly as many lines as difflib's whole-file diff.
-
-import difflib as _difflib
+# can be placed in more than one way, and neither it nor difflib's whole-file diff is always the
+# smaller (difflib is not minimal); the properties are: it applies to `before` giving `after`, and it
+# only adds or removes lines of that differing stretch.
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -81,10 +80,16 @@ from hypothesis import strategies as st
 from pinshift.diff import _lines
 
 
-def _whole_file_diff(before: bytes, after: bytes, context: int) -> bytes:
-    chunks = _difflib.diff_bytes(_difflib.unified_diff, _lines(before), _lines(after),
-                                 fromfile=b"a/f", tofile=b"b/f", n=context)
-    return b"".join(c if c.endswith(b"\n") else c + b"\n" for c in chunks)
+def _differing_stretch(before: bytes, after: bytes) -> int:
+    """Lines of both files between their common first and last lines (a diff needs no more)."""
+    old, new = _lines(before), _lines(after)
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    return len(old) + len(new) - 2 * (head + tail)
 
 
 def _changed_lines(patch: bytes) -> int:
@@ -130,7 +135,7 @@ _LINE = st.sampled_from([b"a\n", b"b\n", b"  x = 1;\n", b"\n", b"}\n", b"c\r\n"]
     final_newline=st.booleans(),
     context=st.integers(0, 4),
 )
-def test_windowed_diff_applies_and_is_as_small_as_a_whole_file_diff(lines, edits, final_newline, context):
+def test_windowed_diff_applies_and_changes_only_the_differing_stretch(lines, edits, final_newline, context):
     new = list(lines)
     for at, drop, insert in edits:
         at = min(at, len(new))
@@ -141,5 +146,5 @@ def test_windowed_diff_applies_and_is_as_small_as_a_whole_file_diff(lines, edits
     patch = unified_diff("f", before, after, context)
     assert (patch == b"") == (before == after)
     if patch:
-        assert _changed_lines(patch) == _changed_lines(_whole_file_diff(before, after, context))
         assert _apply(before, patch) == _lines(after)
+        assert _changed_lines(patch) <= _differing_stretch(before, after)
