@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from report_plans import build_plan, demo_files, fixture_files, write_tree, assert_golden
 
+from pinshift.demo.matrix import NEW_REV, OLD_REV
 from pinshift.plan import AppliedEdit, FileChange, Outcome, Plan, StepPlan
 from pinshift.report.json import SCHEMA, render_json
 
@@ -95,3 +96,19 @@ def test_changed_files_still_parse_as_nix(fixture_plan, nix_oracle):
         for change in step.changed:
             ok, canonical = nix_oracle(change.after)
             assert ok, f"{change.path}: {canonical}"
+
+
+def test_each_changed_file_names_the_parser_that_read_it(tmp_path, run_cli):
+    """A pin swap over a recipe, a README and a helper script: each file's parser is in every format."""
+    docs = Path(__file__).parent / "fixtures" / "docs"
+    (tmp_path / "README.md").write_bytes((docs / "README.md").read_bytes())
+    (tmp_path / "fetch_pin.py").write_text(f'URL = "https://github.com/NixOS/nixpkgs/archive/{OLD_REV}.tar.gz"\n')
+    (tmp_path / "a.nix").write_text(f'import (fetchTarball "https://github.com/NixOS/nixpkgs/archive/{OLD_REV}.tar.gz") {{ }}\n')
+    args = ["apply", "pin-swap", "--set", "old=6a030d5", "--set", f"new={NEW_REV}", "--dry-run",
+            "--files", "*.nix", "--files", "*.md", "--files", "*.py", str(tmp_path)]
+    report = json.loads(run_cli(*args, "--format", "json").stdout)
+    parsers = {path.rsplit("/", 1)[-1]: name for path, name in report["steps"][0]["parsers"].items()}
+    assert parsers == {"a.nix": "tree-sitter-nix", "README.md": "markdown-it-py", "fetch_pin.py": "libcst"}
+    line = next(l for l in run_cli(*args).stdout.splitlines() if l.startswith("parsed with: "))
+    assert sorted(part.split(" (")[0] for part in line.removeprefix("parsed with: ").split("; ")) == [
+        "libcst", "markdown-it-py", "tree-sitter-nix"]

@@ -38,7 +38,9 @@ def test_headline_per_step_with_counts_then_diffs(fixture_plan):
     lines = render_text(fixture_plan).splitlines()
     assert lines[0] == "recipe report-fixture: pytorch-2.9 (1111111) → pytorch-2.10-cuda12_9 (dry run)"
     assert lines[2] == "step 1/2 text-swap: Pin nixpkgs to 0182a36 — 3 files changed, 3 edits, 2 warnings"
-    assert lines[3] == "--- a/.flox/pkgs/latin1-comment.nix"
+    assert lines[3] == ("parsed with: tree-sitter-nix (.flox/pkgs/latin1-comment.nix, "
+                        ".flox/pkgs/pytorch-python313-cuda12_9-sm90-avx512.nix, .flox/pkgs/pytorch-python313-darwin-mps.nix)")
+    assert lines[4] == "--- a/.flox/pkgs/latin1-comment.nix"
     assert lines[-1] == "2 steps, 3 files changed, 6 edits, 2 warnings, 2 skipped, 1 refused"
 
 

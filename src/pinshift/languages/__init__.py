@@ -20,6 +20,20 @@ PARSERS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
 }
 
 
+# what the reports name as the parser that read a file of each language
+PARSER_NAMES = {
+    "nix": "tree-sitter-nix",
+    "markdown": "markdown-it-py",
+    "python": "libcst",
+    "toml": "tomlkit",
+    "shell": "whole-word text match",
+}
+
+
+def parser_name(language: str) -> str:
+    return PARSER_NAMES.get(language, language or "unknown")
+
+
 def language_for(path: str) -> str | None:
     """The language of a repository-relative path, or None when no parser handles it."""
     name = path.rsplit("/", 1)[-1]

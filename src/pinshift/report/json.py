@@ -11,6 +11,7 @@ import json
 from dataclasses import asdict
 from typing import Any
 
+from pinshift.languages import parser_name
 from pinshift.plan import AppliedEdit, FileChange, Plan, StepPlan, Warning
 from pinshift.report.totals import totals
 
@@ -45,6 +46,7 @@ def _step(step: StepPlan) -> dict[str, Any]:
         "message": step.message,
         "params": step.params,
         "files_changed": [c.path for c in step.changed],
+        "parsers": {c.path: parser_name(c.language) for c in step.changed},
         "edits": [_edit(e) for c in step.changed for e in c.edits],
         "warnings": [_warning(w) for w in step.warnings],
         "skipped": [_outcome(c) for c in step.skipped],

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pinshift.diff import diff_text
 from pinshift.plan import FileChange, Plan, StepPlan, Warning
 from pinshift.report.text import with_path
-from pinshift.report.totals import endpoint, plural, short, totals
+from pinshift.report.totals import endpoint, parsers_line, plural, short, totals
 
 DEFAULT_LIMIT = 65_000
 _CUT_MARK = "\n\n_… report cut to stay under the size limit._\n"
@@ -148,6 +148,8 @@ class _Layout:
             lines.extend(f"> {cell(note)}" for note in step.notes)
             if step.notes:
                 lines.append("")
+            if step.changed:
+                lines.extend([f"_Parsed with {cell(parsers_line(step))}._", ""])
             for change in step.changed:
                 diff = self.diffs[(step.index, change.path)]
                 lines.append(diff.left_out() if diff.key in dropped else diff.full())

@@ -10,7 +10,7 @@ import click
 
 from pinshift.diff import diff_text
 from pinshift.plan import FileChange, Plan, StepPlan
-from pinshift.report.totals import endpoint, plural, short, totals
+from pinshift.report.totals import endpoint, parsers_line, plural, short, totals
 
 _DIFF_COLOURS = (("+++", {"bold": True}), ("---", {"bold": True}), ("@@", {"fg": "cyan"}),
                  ("+", {"fg": "green"}), ("-", {"fg": "red"}))
@@ -51,6 +51,8 @@ def _step(step: StepPlan, color: bool) -> list[str]:
     if step.commit:
         lines.append(f"commit {short(step.commit)}")
     lines.extend(f"note: {note}" for note in step.notes)
+    if step.changed:
+        lines.append(f"parsed with: {parsers_line(step)}")
     for change in step.changed:
         lines.extend(_diff(change, color))
     lines.extend(f"skipped: {with_path(c)}" for c in step.skipped)

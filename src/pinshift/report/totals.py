@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pinshift.plan import Plan
+from pinshift.languages import parser_name
+from pinshift.plan import Plan, StepPlan
 
 
 @dataclass(frozen=True)
@@ -42,3 +43,13 @@ def endpoint(ref: str, commit: str) -> str:
     if ref and commit:
         return f"{ref} ({short(commit)})"
     return ref or short(commit) or "?"
+
+
+def parsers_line(step: StepPlan, listed: int = 3) -> str:
+    """Which parser read the changed files: `tree-sitter-nix (66 files)`, `markdown-it-py (README.md)`."""
+    groups: dict[str, list[str]] = {}
+    for change in step.changed:
+        groups.setdefault(parser_name(change.language), []).append(change.path)
+    parts = [f"{name} ({', '.join(paths) if len(paths) <= listed else plural(len(paths), 'file')})"
+             for name, paths in groups.items()]
+    return "; ".join(parts)
