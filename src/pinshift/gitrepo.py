@@ -344,9 +344,14 @@ class Worktree:
         self.git = git.Git(str(path))
 
     def write(self, path: str, data: bytes) -> None:
-        from pinshift.files import write_atomic
+        """Overwrite a checked-out file in place (it keeps its mode).
 
-        write_atomic(self.path / path, data, durable=False)
+        No temp file, rename or fsync: this checkout is ours alone and thrown away, and git
+        stores the bytes at commit time; O_NOFOLLOW keeps the write off any symlink.
+        """
+        fd = os.open(self.path / path, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
 
     def commit(self, paths: list[str], message: str, no_verify: bool = False) -> str:
         """Stage `paths` and commit them through git (hooks, identity, signing apply); the new commit id."""
