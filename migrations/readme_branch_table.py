@@ -254,7 +254,7 @@ def plan(doc: MarkdownDocument, params: Params, context: StepContext) -> StepOut
         return out
     for table in doc.tables:
         if table.column(params.branch_column) is None:
-            out.warn(table.start, f"table has no '{params.branch_column}' column; left alone")
+            out.note(table.start, f"table has no '{params.branch_column}' column; left alone")
     old_values: dict[str, str] = {}
     matched_headers: set[str] = set()
     for table in branch_tables:

@@ -112,10 +112,14 @@ def test_readme_without_branch_table_is_reported_and_left_alone(make_repo):
     ]
 
 
-def test_table_without_branch_column_is_reported(make_repo):
+def test_table_without_branch_column_is_reported_as_a_note_not_a_warning(make_repo):
+    """A variants table next to the branch tables is normal: reported, but --strict must not fail on it."""
     root = make_repo({"README.md": (DOCS / "README.md").read_bytes()})
-    change = file_change(run_step(root), "README.md")
-    assert [str(w) for w in change.warnings] == ["README.md:40:1: table has no 'Branch' column; left alone"]
+    plan = run_step(root)
+    change = file_change(plan, "README.md")
+    assert [str(n) for n in change.notes] == ["README.md:40:1: table has no 'Branch' column; left alone"]
+    assert change.warnings == []
+    assert "README.md:40:1: table has no 'Branch' column; left alone" in plan.notes
 
 
 def test_unused_override_column_is_reported(make_repo):

@@ -60,6 +60,7 @@ class FileChange:
     edits: list[AppliedEdit] = field(default_factory=list)
     warnings: list[Warning] = field(default_factory=list)
     reason: str = ""
+    notes: list[Warning] = field(default_factory=list)  # what the step left alone on purpose (never fails --strict)
     # (facts,) a speculatively prepared step gathered from this file; the runner empties it (see runner.run_jobs)
     survey: tuple | None = field(default=None, repr=False, compare=False)
 

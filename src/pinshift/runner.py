@@ -107,9 +107,9 @@ def _applied(doc: Any, edits) -> list[AppliedEdit]:
     return out
 
 
-def _warnings(doc: Any, output) -> list[Warning]:
+def _warnings(doc: Any, items) -> list[Warning]:
     out = []
-    for warning in output.warnings:
+    for warning in items:
         line, column = doc.position(warning.offset) if warning.offset >= 0 else (0, 0)
         out.append(Warning(doc.path, line, column, warning.message))
     return out
@@ -142,7 +142,8 @@ def process_file(path: str, data: bytes, jobs: Sequence[StepJob]) -> list[FileCh
             results.append(FileChange(path, Outcome.REFUSED, language, reason=_refusal(doc)))
             continue
         output = job.kind.plan(doc, job.params, StepContext(path=path, recipe=job.recipe, step_index=job.index))
-        change = FileChange(path, Outcome.UNCHANGED, language, warnings=_warnings(doc, output))
+        change = FileChange(path, Outcome.UNCHANGED, language, warnings=_warnings(doc, output.warnings),
+                            notes=_warnings(doc, getattr(output, "notes", ())))
         if job.survey_params is not None:
             change.survey = (job.kind.module.survey(doc, job.survey_params),)
         try:
@@ -299,6 +300,7 @@ def run_jobs(files: WorkingSet, jobs: Sequence[StepJob], options: RunOptions = R
                 if change is not None:
                     change.survey = None
                     plans[position].files.append(change)
+                    plans[position].notes.extend(str(note) for note in change.notes)
             final = next((c.after for c in reversed(changes) if c is not None and c.after is not None), None)
             if final is not None:
                 files.changed[path] = final

@@ -44,13 +44,21 @@ class StepWarning:
 
 @dataclass
 class StepOutput:
-    """What a step returns for one document: edits to apply and warnings to report."""
+    """What a step returns for one document: edits to apply, warnings and notes to report.
+
+    A warning is something a human must look at (`--strict` fails on it); a note only
+    says what the step deliberately left alone (a README table that is not a branch table).
+    """
 
     edits: list[Edit] = field(default_factory=list)
     warnings: list[StepWarning] = field(default_factory=list)
+    notes: list[StepWarning] = field(default_factory=list)
 
     def warn(self, offset: int, message: str) -> None:
         self.warnings.append(StepWarning(offset, message))
+
+    def note(self, offset: int, message: str) -> None:
+        self.notes.append(StepWarning(offset, message))
 
 
 @dataclass(frozen=True)
