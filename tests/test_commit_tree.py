@@ -25,7 +25,6 @@ def test_prefetched_bytes_equal_single_reads(make_repo):
     single, batched = CommitTree(repo, "HEAD"), CommitTree(repo, "HEAD")
     paths = single.paths()
     batched.prefetch(paths)
-    assert batched.fork_safe and not single.fork_safe
     for path in paths:
         try:
             expected = single.read(path)
@@ -43,3 +42,24 @@ def test_parallel_plan_from_a_commit_equals_the_serial_one(make_repo):
     parallel = plan_recipe(CommitTree(repo, "HEAD"), recipe, resolved, RunOptions(jobs=2))
     assert serial == parallel
     assert len(serial.steps[0].changed) == 450
+
+
+def _read_in_child(tree, path, queue):
+    queue.put(tree.read(path))
+
+
+def test_a_forked_worker_reads_without_gitpython(make_repo):
+    """After a fork, a read that was not prefetched goes through a git cat-file of the child's own."""
+    import multiprocessing
+
+    repo = _repo(make_repo, 3)
+    tree = CommitTree(repo, "HEAD")
+    path = ".flox/pkgs/r0001.nix"
+    expected = tree.read(path)  # the parent's GitPython reader is now running
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_read_in_child, args=(tree, path, queue))
+    child.start()
+    data = queue.get(timeout=30)
+    child.join(timeout=30)
+    assert child.exitcode == 0 and data == expected

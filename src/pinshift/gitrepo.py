@@ -63,11 +63,13 @@ class CommitTree:
 
     Symlinks and submodules are skipped with a reason: pinshift never edits through a link.
     `prefetch(paths)` reads many blobs through one `git cat-file --batch` (one process
-    instead of a round trip per file); once the files a run needs are prefetched, forked
-    workers of pinshift.pool may read them from memory (`fork_safe`). Anything else is
-    read through GitPython in the process that opened the repository, and through a
-    `git cat-file` of its own in any other process (GitPython's reader is not fork-safe).
+    instead of a round trip per file); pinshift.pool calls it for each chunk of files, in
+    the process that reads them. A file not prefetched is read through GitPython in the
+    process that opened the repository and through a `git cat-file` of its own in any
+    other, so forked workers never touch GitPython's reader, which is not fork-safe.
     """
+
+    fork_safe = True
 
     def __init__(self, repo, commit: str, max_bytes: int = DEFAULT_MAX_BYTES):
         self.max_bytes = max_bytes
@@ -82,10 +84,6 @@ class CommitTree:
             meta, path = record.split("\t", 1)
             mode, kind, sha, size = meta.split()
             self._entries[path] = (mode, int(size) if size.isdigit() else 0, sha)
-
-    @property
-    def fork_safe(self) -> bool:
-        return bool(self._blobs)
 
     def paths(self) -> list[str]:
         return sorted(self._entries)

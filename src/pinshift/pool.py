@@ -2,9 +2,10 @@
 
 Files are independent once a segment's parameters are prepared (see runner), so
 large runs fan out over a fork-started process pool sized to the CPUs. Workers
-inherit the step jobs through fork (user-loaded step modules need not pickle);
-the parent reads every file, so SourceTrees backed by git objects stay in one
-process, and it receives results chunk by chunk in submission order, so the
+inherit the step jobs through fork (user-loaded step modules need not pickle).
+Workers read their files themselves when the tree is `fork_safe` (plain files;
+git objects through one `git cat-file --batch` per chunk), else the parent reads
+them; the parent receives results chunk by chunk in submission order, so the
 merged plan is identical to a serial run.
 """
 
@@ -55,7 +56,15 @@ def _run_one(files, path: str, data: bytes | None, segment: Sequence) -> list[Fi
     return process_file(path, data, segment)
 
 
+def _prefetch(files, paths: Sequence[str]) -> None:
+    """Let the tree read `paths` in bulk where it can (git objects: one batch per chunk)."""
+    hook = getattr(files, "prefetch", None)
+    if hook is not None:
+        hook(paths)
+
+
 def _work(chunk: list[tuple[str, bytes | None, str]]) -> list[list[FileChange | None]]:
+    _prefetch(_FILES, [path for path, data, reason in chunk if data is None and not reason])
     return [_skipped(path, reason, _SEGMENT) if reason else _run_one(_FILES, path, data, _SEGMENT)
             for path, data, reason in chunk]
 
@@ -75,6 +84,7 @@ def process_files(files, paths: Sequence[str], segment: Sequence, options) -> It
     total = len(paths)
     workers = worker_count(options, total)
     if workers == 1:
+        _prefetch(files, paths)
         for number, path in enumerate(paths, 1):
             if options.progress:
                 options.progress(number, total)

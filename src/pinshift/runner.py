@@ -278,7 +278,6 @@ def run_jobs(files: WorkingSet, jobs: Sequence[StepJob], options: RunOptions = R
     all_paths = files.paths()
     for positions in _segments(jobs):
         first = jobs[positions[0]]
-        files.prefetch(_segment_paths([jobs[p] for p in positions], all_paths))
         speculated = None
         if _needs_survey(first):
             guess = _guess(files, first, all_paths) if _can_speculate(first) else None
@@ -286,6 +285,7 @@ def run_jobs(files: WorkingSet, jobs: Sequence[StepJob], options: RunOptions = R
                 speculated = first
                 jobs[positions[0]] = replace(first, params=guess, survey_params=first.params)
             else:
+                files.prefetch(_segment_paths([first], all_paths))
                 survey = SurveyDocuments(files, first, all_paths)
                 jobs[positions[0]] = replace(first, params=first.kind.prepare(first.params, survey))
         results = _run_segment(files, jobs, positions, all_paths, options)
