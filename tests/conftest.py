@@ -16,6 +16,26 @@ FIXTURES = Path(__file__).parent / "fixtures"
 NIX = shutil.which("nix-instantiate")
 
 
+@pytest.fixture(autouse=True, scope="session")
+def hermetic_git(tmp_path_factory):
+    """Every test sees the same git setup: a test identity, no system or user config of the machine's.
+
+    A fresh CI machine has no user.name, a developer's may sign commits or set hooksPath;
+    neither may change what a test proves. pip keeps the machine's cache (the wheel test installs).
+    """
+    home = tmp_path_factory.mktemp("home")
+    (home / ".gitconfig").write_text(
+        "[user]\n\tname = Test\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n"
+    )
+    patch = pytest.MonkeyPatch()
+    patch.setenv("PIP_CACHE_DIR", os.environ.get("PIP_CACHE_DIR", str(Path.home() / ".cache" / "pip")))
+    patch.setenv("HOME", str(home))
+    patch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    patch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    yield home
+    patch.undo()
+
+
 class CliResult:
     def __init__(self, code: int, stdout: str, stderr: str):
         self.exit_code, self.stdout, self.stderr = code, stdout, stderr
