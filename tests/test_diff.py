@@ -148,3 +148,8 @@ def test_windowed_diff_applies_and_changes_only_the_differing_stretch(lines, edi
     if patch:
         assert _apply(before, patch) == _lines(after)
         assert _changed_lines(patch) <= _differing_stretch(before, after)
+
+
+def test_an_absolute_path_gets_single_slash_prefixes():
+    patch = unified_diff("/tmp/x/a.nix", b"a\n", b"b\n")
+    assert patch.splitlines()[:2] == [b"--- a/tmp/x/a.nix", b"+++ b/tmp/x/a.nix"]

@@ -23,7 +23,7 @@ def unified_diff(path: str, before: bytes, after: bytes, context: int = 3) -> by
     """A unified diff of one file (empty when nothing changed), with a/ and b/ prefixes."""
     if before == after:
         return b""
-    name = path.encode("utf-8", "surrogateescape")
+    name = path.lstrip("/").encode("utf-8", "surrogateescape")  # an absolute path gets `a/tmp/x`, not `a//tmp/x`
     old, new = _lines(before), _lines(after)
     # Only the stretch between the common first and last lines can differ: diff that window (plus
     # context) and shift the hunk headers, instead of matching every line of a long file.
