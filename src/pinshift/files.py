@@ -15,27 +15,17 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Protocol
 
-from pinshift.errors import PinshiftError
+from pinshift.content import DEFAULT_MAX_BYTES, SkippedFile, check_content
+from pinshift.errors import UsageError
 
-DEFAULT_MAX_BYTES = 10 * 1024 * 1024
-
-
-class SkippedFile(PinshiftError):
-    """A file that is deliberately not read; the message is the reason shown to the user."""
+__all__ = ["DEFAULT_MAX_BYTES", "DirectoryTree", "SkippedFile", "SourceTree", "check_content", "display_path",
+           "nix_files", "write_atomic"]
 
 
 class SourceTree(Protocol):
     def paths(self) -> list[str]: ...
 
     def read(self, path: str) -> bytes: ...
-
-
-def check_content(path: str, data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
-    """Raise SkippedFile for content pinshift must not parse (too large, binary)."""
-    if len(data) > max_bytes:
-        raise SkippedFile(f"{path}: larger than {max_bytes} bytes; skipped (raise --max-bytes to include it)")
-    if b"\0" in data[:8192]:
-        raise SkippedFile(f"{path}: binary file (NUL byte); skipped")
 
 
 class DirectoryTree:
@@ -91,6 +81,29 @@ class DirectoryTree:
 
     def write(self, path: str, data: bytes) -> None:
         write_atomic(self.resolve(path), data)
+
+
+def nix_files(paths: tuple[str, ...], max_bytes: int) -> list[tuple[DirectoryTree, str]]:
+    """(tree, relative path) of every .nix file named or found under a directory (honouring .gitignore)."""
+    found = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            tree = DirectoryTree(path, max_bytes)
+            found.extend((tree, p) for p in tree.paths() if p.endswith(".nix"))
+        elif path.exists() or path.is_symlink():
+            found.append((DirectoryTree(path.parent, max_bytes, use_git=False), path.name))
+        else:
+            raise UsageError(f"{raw}: no such file or directory")
+    return found
+
+
+def display_path(tree: DirectoryTree, relative: str) -> str:
+    full = tree.root / relative
+    try:
+        return str(full.relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(full)
 
 
 def _walk(root: Path) -> Iterable[str]:

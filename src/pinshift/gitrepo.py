@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pinshift.errors import GitError
-from pinshift.files import DEFAULT_MAX_BYTES, SkippedFile, check_content
+from pinshift.content import DEFAULT_MAX_BYTES, SkippedFile, check_content
 
 ZERO = "0" * 40
 
