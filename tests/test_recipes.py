@@ -257,6 +257,18 @@ def test_missing_parameter_names_file_step_kind_and_key(run_cli, repo):
     ('name = "x"\n[[steps]\nkind = "metadata-rev"\n', "recipes/x.toml: invalid TOML: "),
     ('name = "x"\nfiles = 3\n[[steps]]\nkind = "metadata-rev"\n',
      "recipes/x.toml: 'files' must be a list of glob strings"),
+    # issue 21 §5: wrong types were accepted and written into commits as "['a']"
+    ('name = "x"\n[[steps]]\nkind = "metadata-rev"\nmessage = ["a"]\n',
+     "recipes/x.toml: step 1 (metadata-rev): 'message' must be a string, not an array"),
+    ('name = "x"\n[[steps]]\nkind = "metadata-rev"\ntitle = 3\n',
+     "recipes/x.toml: step 1 (metadata-rev): 'title' must be a string, not an integer"),
+    ('name = "x"\n[[steps]]\nkind = "metadata-rev"\ntitle = { a = 1 }\n',
+     "recipes/x.toml: step 1 (metadata-rev): 'title' must be a string, not a table"),
+    # issue 21 §5: an invalid glob was an internal error (exit 3) when the files were matched
+    ('name = "x"\n[[steps]]\nkind = "metadata-rev"\nfiles = ["[z-a]*.nix"]\n',
+     "recipes/x.toml: step 1 (metadata-rev): 'files': invalid glob '[z-a]*.nix' (bad character range z-a)"),
+    ('name = "x"\nfiles = ["ok/*.nix", "[z-a]*.nix"]\n[[steps]]\nkind = "metadata-rev"\n',
+     "recipes/x.toml: 'files': invalid glob '[z-a]*.nix' (bad character range z-a)"),
 ])
 def test_validation_errors_name_the_file_step_and_key(run_cli, repo, text, message):
     write(repo, "recipes/x.toml", text)

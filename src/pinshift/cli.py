@@ -96,7 +96,9 @@ def main(argv: list[str] | None = None) -> int:
         click.echo("pinshift: interrupted", err=True)
         return 130
     except PinshiftError as error:
-        click.echo(f"pinshift: error: {error}", err=True)
+        from pinshift.display import printable
+
+        click.echo(f"pinshift: error: {printable(str(error))}", err=True)
         return error.exit_code
     except KeyboardInterrupt:
         click.echo("pinshift: interrupted", err=True)

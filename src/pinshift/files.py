@@ -2,12 +2,15 @@
 
 A `SourceTree` is anything that lists repository-relative POSIX paths and reads
 their bytes: a directory on disk here, a git commit in the git layer. Reading
-refuses to follow a symlink out of the tree and skips binary and oversized files
-with a reason. Writing is atomic (temp file + rename) and keeps the file mode.
+refuses to follow a symlink out of the tree, never opens anything but a regular
+file (a fifo would block, a device could act on being opened) and skips binary
+and oversized files with a reason. Writing is atomic (temp file + rename) and
+keeps the file mode.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import tempfile
@@ -18,8 +21,18 @@ from typing import Protocol
 from pinshift.content import DEFAULT_MAX_BYTES, SkippedFile, check_content
 from pinshift.errors import UsageError
 
-__all__ = ["DEFAULT_MAX_BYTES", "DirectoryTree", "SkippedFile", "SourceTree", "check_content", "display_path",
-           "nix_files", "write_atomic"]
+__all__ = [
+    "DEFAULT_MAX_BYTES", "DirectoryTree", "SkippedFile", "SourceTree", "check_content", "display_path",
+    "file_kind", "nix_files", "write_atomic",
+]
+
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a fifo"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISLNK, "a symlink"))
+
+
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, for messages: 'a fifo', 'a directory', ..."""
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
 class SourceTree(Protocol):
@@ -52,7 +65,7 @@ class DirectoryTree:
         return self._paths
 
     def resolve(self, path: str) -> Path:
-        """The real file behind `path`; SkippedFile when a symlink leads out of the tree.
+        """The real file behind `path`; SkippedFile when a symlink loops, dangles or leads out of the tree.
 
         Listed paths never pass through a symlinked directory (git lists the link
         itself, the walk does not follow links), so one lstat of the file decides.
@@ -60,21 +73,37 @@ class DirectoryTree:
         full = self.root / path
         if not os.path.islink(full):
             return full
-        real = full.resolve()
+        try:
+            real = Path(os.path.realpath(full, strict=True))
+        except OSError as error:
+            if error.errno == errno.ELOOP:
+                raise SkippedFile(f"{path}: symlink loop; skipped") from None
+            if error.errno == errno.ENOENT:
+                raise SkippedFile(f"{path}: symlink to a missing file; skipped") from None
+            raise SkippedFile(f"{path}: cannot read ({error.strerror or error}); skipped") from None
         if not real.is_relative_to(self.root):
             raise SkippedFile(f"{path}: symlink to {real}, outside the repository; skipped")
         return real
 
     def read(self, path: str) -> bytes:
+        """The bytes of a regular file; anything else (fifo, socket, device, directory) is skipped unopened."""
         real = self.resolve(path)
         try:
-            with open(real, "rb") as handle:
-                if os.fstat(handle.fileno()).st_size > self.max_bytes:
+            mode = os.stat(real).st_mode
+            if not stat.S_ISREG(mode):
+                raise SkippedFile(f"{path}: {file_kind(mode)}, not a regular file; skipped")
+            # O_NONBLOCK: should a fifo take the file's place after the stat, opening it cannot hang
+            fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+            with os.fdopen(fd, "rb") as handle:
+                info = os.fstat(handle.fileno())
+                if not stat.S_ISREG(info.st_mode):
+                    raise SkippedFile(f"{path}: {file_kind(info.st_mode)}, not a regular file; skipped")
+                if info.st_size > self.max_bytes:
                     raise SkippedFile(
                         f"{path}: larger than {self.max_bytes} bytes; skipped (raise --max-bytes to include it)"
                     )
                 data = handle.read()
-        except (PermissionError, IsADirectoryError, FileNotFoundError) as error:
+        except OSError as error:
             raise SkippedFile(f"{path}: cannot read ({error.strerror or error}); skipped") from None
         check_content(path, data, self.max_bytes)
         return data

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from pinshift.errors import ParamError, RecipeError, UsageError
+from pinshift.globs import glob_problem
 from pinshift.steps import StepKind
 
 DEFAULT_FILES = (".flox/pkgs/**/*.nix",)
@@ -58,12 +59,23 @@ class Recipe:
         return step.files if step.files is not None else self.files
 
 
-def _strings(value: Any, where: str, key: str) -> tuple[str, ...]:
-    if isinstance(value, str):
-        return (value,)
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+def _globs(value: Any, where: str, key: str) -> tuple[str, ...]:
+    """A `files` value as a tuple of globs; a non-string or an invalid glob (`[z-a]*.nix`) is a RecipeError."""
+    globs = [value] if isinstance(value, str) else value
+    if not isinstance(globs, list) or not all(isinstance(v, str) for v in globs):
         raise RecipeError(f"{where}: '{key}' must be a list of glob strings")
-    return tuple(value)
+    for glob in globs:
+        problem = glob_problem(glob)
+        if problem:
+            raise RecipeError(f"{where}: '{key}': invalid glob '{glob}' ({problem})")
+    return tuple(globs)
+
+
+def _toml_type(value: Any) -> str:
+    """How TOML calls the type of a decoded value, for messages."""
+    names = ((bool, "a boolean"), (int, "an integer"), (float, "a float"), (list, "an array"),
+             (Mapping, "a table"), (str, "a string"))
+    return next((name for kind, name in names if isinstance(value, kind)), "a date or time")
 
 
 def parse_recipe(data: Mapping[str, Any], source: str) -> Recipe:
@@ -93,13 +105,16 @@ def parse_recipe(data: Mapping[str, Any], source: str) -> Recipe:
         params = raw.get("params", {})
         if not isinstance(params, Mapping):
             raise RecipeError(f"{where}: 'params' must be a table")
-        files = _strings(raw["files"], where, "files") if "files" in raw else None
+        for key in ("title", "message"):
+            if key in raw and not isinstance(raw[key], str):
+                raise RecipeError(f"{where}: '{key}' must be a string, not {_toml_type(raw[key])}")
+        files = _globs(raw["files"], where, "files") if "files" in raw else None
         steps.append(
             RecipeStep(
                 kind=kind,
-                title=str(raw.get("title") or kind),
+                title=raw.get("title") or kind,
                 params=dict(params),
-                message=str(raw.get("message", "")),
+                message=raw.get("message", ""),
                 files=files,
             )
         )
@@ -111,7 +126,7 @@ def parse_recipe(data: Mapping[str, Any], source: str) -> Recipe:
         description=data.get("description", ""),
         base=data.get("base", ""),
         target=data.get("target", ""),
-        files=_strings(data["files"], source, "files") if "files" in data else DEFAULT_FILES,
+        files=_globs(data["files"], source, "files") if "files" in data else DEFAULT_FILES,
         steps=tuple(steps),
         source=source,
     )

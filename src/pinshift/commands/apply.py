@@ -19,6 +19,7 @@ from typing import Any
 
 import click
 
+from pinshift.display import printable
 from pinshift.errors import ParamError, PinshiftError, UsageError
 from pinshift.files import DEFAULT_MAX_BYTES, DirectoryTree
 from pinshift.report import emit, options_from, report_options
@@ -124,7 +125,7 @@ class SelectedFiles:
         self._seen: set[Path] = set()
 
     def add(self, shown: str, tree: DirectoryTree, relative: str) -> None:
-        real = (tree.root / relative).resolve()
+        real = Path(os.path.realpath(tree.root / relative))  # never raises: a symlink loop is skipped when read
         if real not in self._seen:
             self._seen.add(real)
             self.entries[shown] = (tree, relative)
@@ -143,8 +144,12 @@ class SelectedFiles:
 
 def select_files(paths: tuple[str, ...], globs: tuple[str, ...], max_bytes: int) -> SelectedFiles:
     """Files matching `globs` under each directory PATH (honouring .gitignore in a work tree), plus named files."""
-    from pinshift.globs import matches
+    from pinshift.globs import glob_problem, matches
 
+    for glob in globs:
+        problem = glob_problem(glob)
+        if problem:
+            raise UsageError(f"--files {glob}: invalid glob ({problem})")
     selected = SelectedFiles()
     for given in paths:
         path = Path(given)
@@ -176,7 +181,7 @@ def summary(step, written: bool) -> str:
     lines.extend(f"warning: {w}" for w in step.warnings)
     lines.append(f"{step.kind}: {plural(len(step.changed), 'file')} {verb}, {plural(step.edit_count, 'edit')}, "
                  f"{plural(len(step.warnings), 'warning')}, {len(step.skipped)} skipped, {len(step.refused)} refused")
-    return "\n".join(lines) + "\n"
+    return "\n".join(printable(line) for line in lines) + "\n"
 
 
 @dataclass(frozen=True)
@@ -222,10 +227,10 @@ def run_apply(options: ApplyOptions, report) -> int:
         from pinshift.report.text import with_path
 
         for change in step.refused:
-            click.echo(f"refused  {with_path(change)}", err=True)
+            click.echo(printable(f"refused  {with_path(change)}"), err=True)
         for warning in step.warnings:
-            click.echo(f"warning: {warning}", err=True)
-        click.echo(f"pinshift: {step.kind} failed: {problem}; no file written", err=True)
+            click.echo(printable(f"warning: {warning}"), err=True)
+        click.echo(printable(f"pinshift: {step.kind} failed: {problem}; no file written"), err=True)
         return 1
     for change in step.changed:
         try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from pinshift.display import printable
 from pinshift.files import DEFAULT_MAX_BYTES
 
 
@@ -20,9 +21,9 @@ def lint(paths: tuple[str, ...], fmt: str, max_bytes: int) -> None:
 
     recipes, skipped = read_recipes(paths or (".",), max_bytes)
     for reason in skipped:
-        click.echo(f"skipped: {reason}", err=True)
+        click.echo(f"skipped: {printable(reason)}", err=True)
     findings = lint_recipes(recipes)
-    click.echo(render_findings(findings, fmt, "pinshift lint"), nl=False)
+    click.echo(printable(render_findings(findings, fmt, "pinshift lint"), keep_newlines=True), nl=False)
     if fmt == "text":
         click.echo(f"{len(recipes)} files linted, {len(findings)} findings", err=True)
     if findings:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from pinshift.display import printable
 from pinshift.report import emit, options_from, progress_bar, report_options
 
 
@@ -39,7 +40,7 @@ def summary(result) -> str:
     if result.pushed:
         lines.append(f"pushed  {migration.target} to {result.pushed}")
     lines.append(f"inspect: git log --stat {migration.base}..{migration.target}")
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines), keep_newlines=True) + "\n"
 
 
 def verify_failed(migration, planned, verify) -> bool:
@@ -48,7 +49,7 @@ def verify_failed(migration, planned, verify) -> bool:
 
     verification = verify_plan(migration.repository.tree(migration.start_commit), planned, verify)
     for line in [str(f) for f in verification.findings] + [f"note: {n}" for n in verification.notes]:
-        click.echo(f"verify: {line}", err=True)
+        click.echo(f"verify: {printable(line)}", err=True)
     errors = [f for f in verification.findings if f.severity == "error"]
     if errors:
         click.echo(f"verify: {len(errors)} error{'s' if len(errors) != 1 else ''} on the migrated recipes; nothing committed "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from pinshift.display import printable
 from pinshift.files import DEFAULT_MAX_BYTES, SkippedFile, display_path, nix_files
 from pinshift.syntax.document import parse_document
 
@@ -21,13 +22,13 @@ def parse(paths: tuple[str, ...], max_bytes: int, quiet: bool) -> None:
             data = tree.read(relative)
         except SkippedFile as reason:
             skipped += 1
-            click.echo(f"{shown}: {str(reason).split(': ', 1)[-1]}", err=True)
+            click.echo(printable(f"{shown}: {str(reason).split(': ', 1)[-1]}"), err=True)
             continue
         checked += 1
         for problem in parse_document(data, shown).problems:
             problems += 1
-            line = problem.source_line.strip()
-            click.echo(f"{problem}\n    {line}" if line else str(problem))
+            line = printable(problem.source_line.strip())
+            click.echo(f"{printable(str(problem))}\n    {line}" if line else printable(str(problem)))
     if not quiet:
         click.echo(f"{checked} files parsed, {problems} problems, {skipped} skipped", err=True)
     if problems:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from pinshift.display import printable
 from pinshift.files import DEFAULT_MAX_BYTES
 
 
@@ -20,6 +21,6 @@ def scan(paths: tuple[str, ...], fmt: str, max_bytes: int) -> None:
 
     recipes, skipped = read_recipes(paths or (".",), max_bytes)
     for reason in skipped:
-        click.echo(f"skipped: {reason}", err=True)
+        click.echo(f"skipped: {printable(reason)}", err=True)
     facts = [r.facts for r in recipes]
-    click.echo(render_scan(facts, aggregate(facts), fmt), nl=False)
+    click.echo(printable(render_scan(facts, aggregate(facts), fmt), keep_newlines=True), nl=False)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import click
 
+from pinshift.display import printable
 from pinshift.errors import UsageError
 from pinshift.plan import Plan
 from pinshift.report.progress import ProgressBar, progress_bar  # noqa: F401  (re-exported for commands)
@@ -136,11 +137,11 @@ def emit(plan: Plan, options: ReportOptions) -> int:
     else:
         click.echo(text, nl=False, color=True)
     for warning in plan.warnings:
-        click.echo(f"pinshift: warning: {warning}", err=True)
+        click.echo(f"pinshift: warning: {printable(str(warning))}", err=True)
     for change in plan.refused:
         from pinshift.report.text import with_path
 
-        click.echo(f"pinshift: refused: {with_path(change)}", err=True)
+        click.echo(f"pinshift: refused: {printable(with_path(change))}", err=True)
     if options.output:
         click.echo(f"pinshift: report written to {options.output}", err=True)
     return 1 if options.check and plan.would_change else 0
