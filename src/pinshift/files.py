@@ -5,7 +5,7 @@ their bytes: a directory on disk here, a git commit in the git layer. Reading
 refuses to follow a symlink out of the tree, never opens anything but a regular
 file (a fifo would block, a device could act on being opened) and skips binary
 and oversized files with a reason. Writing is atomic (temp file + rename) and
-keeps the file mode.
+keeps the file's mode, owner and group; a new file gets the mode the umask gives.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pinshift.errors import UsageError
 
 __all__ = [
     "DEFAULT_MAX_BYTES", "DirectoryTree", "SkippedFile", "SourceTree", "check_content", "display_path",
-    "file_kind", "nix_files", "write_atomic",
+    "file_kind", "nix_files", "temp_beside", "write_atomic",
 ]
 
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a fifo"), (stat.S_ISSOCK, "a socket"),
@@ -142,27 +142,56 @@ def _walk(root: Path) -> Iterable[str]:
             yield (Path(directory) / name).relative_to(root).as_posix()
 
 
-def write_atomic(target: Path, data: bytes, durable: bool = True) -> None:
-    """Replace `target` with `data` via a temp file in the same directory, keeping its mode.
+def current_umask() -> int:
+    """The process umask (read by setting it and putting it back: there is no getter)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
-    `durable=False` skips the fsync, for scratch trees (migrate's temporary worktree)
-    whose bytes git stores anyway.
+
+def temp_beside(target: Path, data: bytes, like: os.stat_result | None, durable: bool = True,
+                suffix: str = ".pinshift-new") -> Path:
+    """A new file holding `data` in `target`'s directory, ready to be renamed over it.
+
+    It gets the mode, owner and group of `like` (the file it replaces), or, for a new
+    file, the mode any program creating a file gets (0666 less the umask). Raises
+    OSError (with no temp file left) when it cannot be written.
     """
-    try:
-        mode = stat.S_IMODE(target.stat().st_mode)
-    except FileNotFoundError:
-        mode = None
-    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".pinshift", dir=target.parent)
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix, dir=target.parent)
+    temp = Path(name)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             if durable:
                 handle.flush()
                 os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(temp, mode)
+        if like is None:
+            os.chmod(temp, 0o666 & ~current_umask())
+        else:
+            own = os.stat(temp)
+            if (own.st_uid, own.st_gid) != (like.st_uid, like.st_gid):
+                os.chown(temp, like.st_uid, like.st_gid)  # before chmod: chown clears set-id bits
+            os.chmod(temp, stat.S_IMODE(like.st_mode))
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    return temp
+
+
+def write_atomic(target: Path, data: bytes, durable: bool = True) -> None:
+    """Replace `target` with `data` via a temp file in the same directory, keeping mode, owner and group.
+
+    A new file gets the umask's mode (0644 under umask 022), like a file written by
+    any other program. `durable=False` skips the fsync, for scratch trees (migrate's
+    temporary worktree) whose bytes git stores anyway.
+    """
+    try:
+        like = target.stat()
+    except FileNotFoundError:
+        like = None
+    temp = temp_beside(target, data, like, durable)
+    try:
         os.replace(temp, target)
     except BaseException:
-        if os.path.exists(temp):
-            os.unlink(temp)
+        temp.unlink(missing_ok=True)
         raise

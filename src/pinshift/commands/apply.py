@@ -240,9 +240,19 @@ def run_apply(options: ApplyOptions, report) -> int:
                                 "before it were written") from None
     if report.format or report.output:
         click.echo(summary(step, written=True), nl=False, err=True)
-        return emit(plan, report)
+        try:
+            return emit(plan, report)
+        except PinshiftError as error:
+            changed = "the file above was" if len(step.changed) == 1 else f"the {len(step.changed)} files above were"
+            raise WriteFailedAfter(f"{error}; {changed} changed all the same") from None
     click.echo(summary(step, written=True), nl=False)
     return 0
+
+
+class WriteFailedAfter(PinshiftError):
+    """The files were written, but what came after (the report) failed: exit 1, not 2 ("nothing changed")."""
+
+    exit_code = 1
 
 
 @click.command()
