@@ -209,6 +209,11 @@ def test_apply_summary_and_error_lines_escape_file_names(tmp_path):
     assert result.returncode == 0, result
     assert f"changed  x{SHOWN_ESC}.nix (1 edit)" in result.stdout.splitlines()
     assert_no_raw_control_characters(result.stdout)
+    (root / f"x{ESC}.nix").chmod(0o444)
+    refused = pinshift(root, "apply", "metadata-rev")
+    assert refused.returncode == 1
+    assert_no_raw_control_characters(refused.stderr)
+    assert f"x{SHOWN_ESC}.nix: read-only" in refused.stderr
 
 
 def test_the_coloured_text_report_keeps_its_own_colours_and_escapes_the_files(tmp_path):

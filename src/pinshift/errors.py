@@ -60,3 +60,34 @@ class StepFailed(PinshiftError):
     """A step could not complete (a refused file, a strict warning, a rejected commit)."""
 
     exit_code = 1
+
+
+class WriteRefused(PinshiftError):
+    """Files cannot be changed safely (read-only, immutable, changed since read); none was written.
+
+    `reasons` holds one line per file; the message sums them up.
+    """
+
+    exit_code = 1
+
+    def __init__(self, message: str, reasons: list[str] | None = None):
+        super().__init__(message)
+        self.reasons = list(reasons or [message])
+
+
+class WriteFailed(PinshiftError):
+    """The system refused a write (disk full, read-only file system); every file is as it was."""
+
+
+class RestoreFailed(PinshiftError):
+    """A write failed and putting back the files already replaced failed too; the message says which is which."""
+
+    exit_code = 1
+
+
+class Interrupted(PinshiftError):
+    """A signal (Ctrl-C, SIGTERM, SIGHUP) stopped a write; the message says what state the files are in."""
+
+    def __init__(self, message: str, signum: int):
+        super().__init__(message)
+        self.exit_code = 128 + signum

@@ -6,6 +6,7 @@ refuses to follow a symlink out of the tree, never opens anything but a regular
 file (a fifo would block, a device could act on being opened) and skips binary
 and oversized files with a reason. Writing is atomic (temp file + rename) and
 keeps the file's mode, owner and group; a new file gets the mode the umask gives.
+Replacing several files all or nothing is `pinshift.replace`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import struct
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -23,7 +25,7 @@ from pinshift.errors import UsageError
 
 __all__ = [
     "DEFAULT_MAX_BYTES", "DirectoryTree", "SkippedFile", "SourceTree", "check_content", "display_path",
-    "file_kind", "nix_files", "temp_beside", "write_atomic",
+    "file_kind", "inode_flags", "nix_files", "temp_beside", "write_atomic",
 ]
 
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a fifo"), (stat.S_ISSOCK, "a socket"),
@@ -140,6 +142,32 @@ def _walk(root: Path) -> Iterable[str]:
         dirnames[:] = [d for d in dirnames if d != ".git"]
         for name in filenames:
             yield (Path(directory) / name).relative_to(root).as_posix()
+
+
+_FS_IOC_GETFLAGS = (2 << 30) | (struct.calcsize("l") << 16) | (ord("f") << 8) | 1  # _IOR('f', 1, long)
+_FLAGS = ((0x10, "immutable"), (0x20, "append-only"))  # FS_IMMUTABLE_FL, FS_APPEND_FL
+
+
+def inode_flags(path: Path) -> set[str]:
+    """The `chattr` flags of `path` that forbid replacing it: {'immutable', 'append-only'}.
+
+    Empty where the file system or platform has no such flags. Opens `path` read-only
+    without blocking; call it on a regular file or a directory only.
+    """
+    try:
+        import fcntl
+
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except (ImportError, OSError):
+        return set()
+    try:
+        raw = fcntl.ioctl(fd, _FS_IOC_GETFLAGS, bytes(8))
+    except OSError:
+        return set()
+    finally:
+        os.close(fd)
+    value = struct.unpack("i", raw[:4])[0]
+    return {name for bit, name in _FLAGS if value & bit}
 
 
 def current_umask() -> int:

@@ -3,7 +3,9 @@
 For quick use and scripting: the same step kinds, parameter validation, runner and
 report as `migrate`, but on the files as they are on disk. A step is all or nothing
 here too: when a file is refused, or a warning fires under --strict, no file is
-written (exit 1), so a tree is never left half-migrated.
+written (exit 1), so a tree is never left half-migrated. Writing is all or nothing
+as well (`pinshift.replace`): a file that turned read-only, immutable or different
+since it was read, a full disk or a read-only mount leaves every file as it was.
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ from typing import Any
 import click
 
 from pinshift.display import printable
-from pinshift.errors import ParamError, PinshiftError, UsageError
-from pinshift.files import DEFAULT_MAX_BYTES, DirectoryTree
+from pinshift.errors import ParamError, PinshiftError, UsageError, WriteFailed, WriteRefused
+from pinshift.files import DEFAULT_MAX_BYTES, DirectoryTree, SkippedFile
 from pinshift.report import emit, options_from, report_options
 
 DEFAULT_GLOBS = ("**/*.nix",)
@@ -137,9 +139,10 @@ class SelectedFiles:
         tree, relative = self.entries[path]
         return tree.read(relative)
 
-    def write(self, path: str, data: bytes) -> None:
+    def target(self, path: str) -> Path:
+        """The file to write for `path` (a symlink inside its tree resolved); SkippedFile if that is no longer safe."""
         tree, relative = self.entries[path]
-        tree.write(relative, data)
+        return tree.resolve(relative)
 
 
 def select_files(paths: tuple[str, ...], globs: tuple[str, ...], max_bytes: int) -> SelectedFiles:
@@ -232,12 +235,7 @@ def run_apply(options: ApplyOptions, report) -> int:
             click.echo(printable(f"warning: {warning}"), err=True)
         click.echo(printable(f"pinshift: {step.kind} failed: {problem}; no file written"), err=True)
         return 1
-    for change in step.changed:
-        try:
-            selected.write(change.path, change.after)
-        except OSError as error:
-            raise PinshiftError(f"{change.path}: cannot write ({error.strerror or error}); the files listed "
-                                "before it were written") from None
+    write_changes(step, selected)
     if report.format or report.output:
         click.echo(summary(step, written=True), nl=False, err=True)
         try:
@@ -253,6 +251,31 @@ class WriteFailedAfter(PinshiftError):
     """The files were written, but what came after (the report) failed: exit 1, not 2 ("nothing changed")."""
 
     exit_code = 1
+
+
+def write_changes(step, selected: SelectedFiles) -> None:
+    """Write every changed file of `step`, all or nothing (pinshift.replace); several refusals are listed first."""
+    from pinshift.replace import NOTHING_CHANGED, Replacement, replace_all
+
+    items, unsafe = [], []
+    for change in step.changed:
+        try:
+            items.append(Replacement(change.path, selected.target(change.path), change.before, change.after))
+        except SkippedFile as reason:  # a symlink that now loops or leads out of the tree
+            unsafe.append(f"{reason}".removesuffix("; skipped") + "; left alone")
+    try:
+        if unsafe:
+            raise WriteRefused(f"{unsafe[0]}; {NOTHING_CHANGED}", unsafe)
+        left = replace_all(items)
+    except (WriteRefused, WriteFailed) as error:
+        reasons = getattr(error, "reasons", [])
+        if len(reasons) <= 1:
+            raise
+        for reason in reasons:
+            click.echo(printable(f"refused  {reason}"), err=True)
+        raise type(error)(f"{len(reasons)} files cannot be changed safely (listed above); {NOTHING_CHANGED}") from None
+    for leftover in left:
+        click.echo(printable(f"pinshift: warning: could not remove {leftover}"), err=True)
 
 
 @click.command()
