@@ -230,3 +230,16 @@ def test_the_coloured_text_report_keeps_its_own_colours_and_escapes_the_files(tm
     assert f'-{{ a = "{SHOWN_ESC}"; }}\r' in text  # the escaped line keeps the CRLF file's final \r
     assert f"look at {SHOWN_ESC}here\\rhidden" in text
     assert "\x1b[32m+" in text  # our own colour for added lines is still there
+
+
+def test_recipes_and_show_escape_what_a_repository_recipe_says(tmp_path, make_repo):
+    """A repository's own recipe files are file contents too: `pinshift recipes` and `show` print them escaped."""
+    toml_esc = "\\u001b[2J\\u001b[31m"  # TOML forbids raw control characters; its escapes decode to them
+    root = make_repo({".pinshift/recipes/evil.toml":
+                      f'name = "evil"\ndescription = "looks {toml_esc}fine"\n[[steps]]\nkind = "metadata-rev"\n'
+                      f'title = "bump {toml_esc}"\n'})
+    for command in (("recipes",), ("show", "evil")):
+        result = pinshift(root, *command)
+        assert result.returncode == 0, result
+        assert_no_raw_control_characters(result.stdout + result.stderr)
+        assert SHOWN_ESC in result.stdout, result

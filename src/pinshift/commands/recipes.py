@@ -17,6 +17,7 @@ from typing import Any
 
 import click
 
+from pinshift.display import printable
 from pinshift.errors import UsageError
 
 _REPO_HELP = "The recipe repository (default: the current directory)."
@@ -224,7 +225,7 @@ def recipes(repo: Path, kinds: bool, migrations: Path | None) -> None:
 
         lines = _table([(name, origin, description) for name, origin, description in list_recipes(root)])
         lines.extend(loaded_notes(loaded, root))
-    click.echo("\n".join(lines))
+    click.echo(printable("\n".join(lines), keep_newlines=True))
 
 
 @click.command()
@@ -251,4 +252,4 @@ def show(recipe: str | None, step_kind: str | None, all_kinds: bool, repo: Path,
 
         found = find_recipe(recipe, root)
         lines = recipe_description(found, recipe_origin(recipe, found), validate_recipe(found, kinds), kinds, root)
-    click.echo("\n".join(lines))
+    click.echo(printable("\n".join(lines), keep_newlines=True))
