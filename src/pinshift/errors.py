@@ -60,3 +60,9 @@ class StepFailed(PinshiftError):
     """A step could not complete (a refused file, a strict warning, a rejected commit)."""
 
     exit_code = 1
+
+
+class IncompleteRun(PinshiftError):
+    """The command's main work is done and kept (a branch exists), but a later part failed (a push)."""
+
+    exit_code = 1
