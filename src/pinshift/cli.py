@@ -78,10 +78,13 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Console-script entry point: run the CLI and turn errors into one line and an exit code."""
+    from pinshift.interrupts import Interrupted, handling_signals
+
     args = sys.argv[1:] if argv is None else argv
     debug = "--debug" in args
     try:
-        result = cli.main(args=args, prog_name="pinshift", standalone_mode=False)
+        with handling_signals():
+            result = cli.main(args=args, prog_name="pinshift", standalone_mode=False)
     except click.exceptions.Exit as done:
         return done.exit_code
     except click.UsageError as error:
@@ -92,7 +95,11 @@ def main(argv: list[str] | None = None) -> int:
     except click.ClickException as error:
         click.echo(f"pinshift: error: {error.format_message()}", err=True)
         return 2 if error.exit_code in (1, 2) else error.exit_code
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as abort:  # click turns Ctrl-C (and our SIGTERM/SIGHUP) into Abort
+        stop = abort.__cause__
+        if isinstance(stop, Interrupted):
+            click.echo(f"pinshift: interrupted ({stop})", err=True)
+            return stop.exit_code
         click.echo("pinshift: interrupted", err=True)
         return 130
     except PinshiftError as error:
@@ -100,6 +107,9 @@ def main(argv: list[str] | None = None) -> int:
 
         click.echo(f"pinshift: error: {printable(str(error))}", err=True)
         return error.exit_code
+    except Interrupted as stop:
+        click.echo(f"pinshift: interrupted ({stop})", err=True)
+        return stop.exit_code
     except KeyboardInterrupt:
         click.echo("pinshift: interrupted", err=True)
         return 130

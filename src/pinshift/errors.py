@@ -85,9 +85,15 @@ class RestoreFailed(PinshiftError):
     exit_code = 1
 
 
-class Interrupted(PinshiftError):
-    """A signal (Ctrl-C, SIGTERM, SIGHUP) stopped a write; the message says what state the files are in."""
+class WriteInterrupted(PinshiftError):
+    """A signal (Ctrl-C, SIGTERM, SIGHUP) stopped `apply`'s writes; the message says what state the files are in."""
 
     def __init__(self, message: str, signum: int):
         super().__init__(message)
         self.exit_code = 128 + signum
+
+
+class IncompleteRun(PinshiftError):
+    """The command's main work is done and kept (a branch exists), but a later part failed (a push)."""
+
+    exit_code = 1

@@ -15,29 +15,28 @@ Three phases, so that a failure anywhere leaves every file as it was:
    renames the originals back over the files already replaced.
 
 Then the kept originals are removed. Ctrl-C, SIGTERM and SIGHUP are held while this
-runs and take effect at the next file: whatever was replaced is put back. Only a
-SIGKILL or a crash can leave `.NAME.*.pinshift-new` / `.pinshift-orig` files beside
-the targets (never matched by `*.nix`); the originals are never lost.
+runs (pinshift.interrupts.deferred) and take effect at the next file: whatever was
+replaced is put back. Only a SIGKILL or a crash can leave `.NAME.*.pinshift-new` /
+`.pinshift-orig` files beside the targets (never matched by `*.nix`); the originals
+are never lost.
 """
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import secrets
 import signal
 import stat
-import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pinshift.errors import Interrupted, RestoreFailed, WriteFailed, WriteRefused
+from pinshift.errors import RestoreFailed, WriteFailed, WriteInterrupted, WriteRefused
 from pinshift.files import file_kind, inode_flags, temp_beside
+from pinshift.interrupts import deferred
 
 NOTHING_CHANGED = "no file was changed"
-_HELD = ("SIGINT", "SIGTERM", "SIGHUP")
 
 
 @dataclass(frozen=True)
@@ -154,33 +153,11 @@ def _checked(items: Sequence[Replacement]) -> list[_Staged]:
     raise error
 
 
-# --- signals: held while files are written ---------------------------------------------------------
+# --- signals: held while files are written (pinshift.interrupts.deferred) -----------------------
 
 
-@contextlib.contextmanager
-def _held_signals() -> Iterator[list[int]]:
-    """Record Ctrl-C, SIGTERM and SIGHUP instead of acting on them; the caller checks the list between files.
-
-    Only the main thread can set handlers; elsewhere a KeyboardInterrupt still rolls back (see replace_all).
-    """
-    caught: list[int] = []
-    if threading.current_thread() is not threading.main_thread():
-        yield caught
-        return
-    previous = {}
-    for name in _HELD:
-        number = getattr(signal, name, None)
-        if number is not None:
-            previous[number] = signal.signal(number, lambda signum, frame: caught.append(signum))
-    try:
-        yield caught
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
-
-
-def _interrupted(signum: int, state: str) -> Interrupted:
-    return Interrupted(f"interrupted ({signal.Signals(signum).name}) while writing files; {state}", signum)
+def _interrupted(signum: int, state: str) -> WriteInterrupted:
+    return WriteInterrupted(f"interrupted ({signal.Signals(signum).name}) while writing files; {state}", signum)
 
 
 # --- 2. prepare ----------------------------------------------------------------------------------
@@ -321,10 +298,11 @@ def replace_all(items: Sequence[Replacement]) -> list[str]:
     Raises WriteRefused (exit 1: a file must not be changed, so none was), WriteFailed
     (exit 2: the system refused a write; none was changed), RestoreFailed (exit 1: a
     replacement failed and so did putting a file back; the message says which file
-    holds what) or Interrupted (128 + the signal; none was changed).
+    holds what) or WriteInterrupted (128 + the signal; none was changed).
     """
     staged = _checked(items)
-    with _held_signals() as caught:
+    with deferred() as held:
+        caught = held.received
         try:
             _prepare(staged, caught)
             try:
@@ -337,6 +315,7 @@ def replace_all(items: Sequence[Replacement]) -> list[str]:
                 _rolled_back(_Stopped(f"{type(error).__name__}: {error}"), staged)
                 raise
             _sync_directories(staged)
+            held.take()  # a signal after the last rename: every file is written, and that is what is reported
         finally:
             left = _cleanup(staged)
     return left

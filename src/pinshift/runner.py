@@ -258,9 +258,32 @@ def _segment_paths(jobs: Sequence[StepJob], all_paths) -> list[str]:
     return [p for p in all_paths if any(j.applies_to(p, languages.language_for(p)) for j in jobs)]
 
 
+def _skipped(path: str, reason: str, segment: Sequence[StepJob]) -> list[FileChange | None]:
+    language = languages.language_for(path)
+    return [FileChange(path, Outcome.SKIPPED, language or "", reason=reason) if job.applies_to(path, language) else None
+            for job in segment]
+
+
+def _file_run(files: WorkingSet, segment: Sequence[StepJob]) -> pool.FileRun:
+    """What the pool runs on one path of a segment: read it (unless given), then `process_file`."""
+
+    def run(path: str, data: bytes | None, reason: str) -> list[FileChange | None]:
+        if reason:
+            return _skipped(path, reason, segment)
+        if data is None:
+            try:
+                data = files.read(path)
+            except SkippedFile as skipped:
+                return _skipped(path, str(skipped), segment)
+        return process_file(path, data, segment)
+
+    return run
+
+
 def _run_segment(files: WorkingSet, jobs: list[StepJob], positions: list[int], all_paths, options) -> list:
     segment = [jobs[p] for p in positions]
-    return list(pool.process_files(files, _segment_paths(segment, all_paths), segment, options))
+    paths = _segment_paths(segment, all_paths)
+    return list(pool.process_files(files, paths, _file_run(files, segment), options))
 
 
 def run_jobs(files: WorkingSet, jobs: Sequence[StepJob], options: RunOptions = RunOptions()) -> list[StepPlan]:

@@ -22,7 +22,7 @@ from typing import Any
 import click
 
 from pinshift.display import printable
-from pinshift.errors import ParamError, PinshiftError, UsageError, WriteFailed, WriteRefused
+from pinshift.errors import IncompleteRun, ParamError, PinshiftError, UsageError, WriteFailed, WriteRefused
 from pinshift.files import DEFAULT_MAX_BYTES, DirectoryTree, SkippedFile
 from pinshift.report import emit, options_from, report_options
 
@@ -242,15 +242,9 @@ def run_apply(options: ApplyOptions, report) -> int:
             return emit(plan, report)
         except PinshiftError as error:
             changed = "the file above was" if len(step.changed) == 1 else f"the {len(step.changed)} files above were"
-            raise WriteFailedAfter(f"{error}; {changed} changed all the same") from None
+            raise IncompleteRun(f"{error}; {changed} changed all the same") from None
     click.echo(summary(step, written=True), nl=False)
     return 0
-
-
-class WriteFailedAfter(PinshiftError):
-    """The files were written, but what came after (the report) failed: exit 1, not 2 ("nothing changed")."""
-
-    exit_code = 1
 
 
 def write_changes(step, selected: SelectedFiles) -> None:

@@ -39,6 +39,8 @@ def summary(result) -> str:
         lines.extend(f"skipped: {change.reason or change.path}" for change in step.skipped)
     if result.pushed:
         lines.append(f"pushed  {migration.target} to {result.pushed}")
+    if result.interrupted:
+        lines.append(f"note: {result.interrupted} arrived after the branch was complete; the run finished")
     lines.append(f"inspect: git log --stat {migration.base}..{migration.target}")
     return printable("\n".join(lines), keep_newlines=True) + "\n"
 
@@ -62,7 +64,7 @@ def verify_failed(migration, planned, verify) -> bool:
 
 def run_migration(options, report, verify=None) -> int:
     """Plan, (`verify`: check the result against the VerifyOptions,) then either report (--dry-run) or commit."""
-    from pinshift.migrate import failure, prepare, plan, run
+    from pinshift.migrate import clean_stale_worktrees, failure, prepare, plan, run
 
     with progress_bar() as progress:
         options = replace(options, run=replace(options.run, strict=options.strict, progress=progress))
@@ -75,6 +77,8 @@ def run_migration(options, report, verify=None) -> int:
         if any(failure(step, options.strict) for step in planned.steps):
             code = max(code, 1)
         return code
+    for line in clean_stale_worktrees(migration):
+        click.echo(f"pinshift: {line}", err=True)
     result = run(migration, planned)
     if report.format or report.output:
         click.echo(summary(result), err=True, nl=False)
