@@ -428,8 +428,8 @@ def test_naming_the_repositorys_own_directory_with_migrations_is_consent(run_cli
     """docs/writing-steps.md's way of trying a kind: `--migrations .pinshift/migrations`."""
     result = run_cli("apply", "evil", "--dry-run", "--migrations", ".pinshift/migrations", "pkgs", cwd=repo)
     assert result.exit_code == 0, result
-    assert result.stderr.splitlines()[0] == (f"pinshift: loading step kind 'evil' from .pinshift/migrations/evil.py "
-                                             "(trusted: --migrations .pinshift/migrations)")
+    assert result.stderr.splitlines()[0] == (f"pinshift: loading step kind 'evil' from {repo}/.pinshift/migrations/"
+                                             "evil.py (trusted: --migrations .pinshift/migrations)")
     assert "EVIL" not in result.stdout and "+{ x = \"omega\";" in result.stdout
     assert (repo / "pkgs" / "a.nix").read_text() == NIX
 

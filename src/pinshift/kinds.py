@@ -161,7 +161,8 @@ class StepKinds:
             reasons[name] = reason
         for name in wanted:
             script = self.script_for(name)
-            self.announce(f"pinshift: loading step kind '{name}' from {script.path} (trusted: {reasons[name]})")
+            self.announce(f"pinshift: loading step kind '{name}' from {os.path.abspath(script.path)} "
+                          f"(trusted: {reasons[name]})")
             self._loaded[name] = load_script(script)
 
     def _shown(self, path: Path) -> str:

@@ -161,7 +161,7 @@ def script_call(path: Path, kind: str, doing: str) -> Iterator[None]:
                               f"{doing}; a step kind returns its result or raises an error, it never exits") from None
     except BaseException as error:  # noqa: BLE001 - anything else the script raises is the script's failure
         text = str(error).strip()
-        described = f"{type(error).__name__}: {text.splitlines()[0]}" if text else type(error).__name__
+        described = f"{type(error).__name__}: {printable(text.splitlines()[0])}" if text else type(error).__name__
         raise _failure(error, f"{_where(error, path)}: step kind '{kind}' failed while {doing}: {described}") from None
 
 
