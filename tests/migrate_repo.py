@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, git
+from conftest import FIXTURES, git, without_loading_notices
 
 MIGRATIONS = FIXTURES / "migrations"
 SWAPS = FIXTURES / "migrate" / "swaps.toml"
@@ -95,7 +95,7 @@ def repo(make_repo):
 
 def assert_one_line_error(result, code: int, *fragments: str) -> None:
     assert result.exit_code == code, result
-    lines = result.stderr.strip().splitlines()
+    lines = without_loading_notices(result.stderr.strip())  # --migrations kinds announce their import
     assert len(lines) == 1 and lines[0].startswith("pinshift: error: "), result.stderr
     assert "Traceback" not in result.output
     for fragment in fragments:

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import without_loading_notices
 
 from mounts import bind_file, fill, immutable, read_only_bind, small_tmpfs
 
@@ -49,7 +50,7 @@ def snapshot(root: Path) -> dict[str, tuple]:
 def one_line_error(result, code: int) -> str:
     assert result.exit_code == code, result
     assert "Traceback" not in result.output
-    lines = result.stderr.splitlines()
+    lines = without_loading_notices(result.stderr)
     assert len(lines) == 1, result.stderr
     return lines[0]
 

@@ -147,13 +147,21 @@ def repo_with_kind(make_repo):
                       ".pinshift/migrations/word_swap.py": WORD_SWAP.read_bytes()})
 
 
-def test_repository_migrations_are_loaded_and_said_so(run_cli, repo_with_kind):
+def test_repository_migrations_are_listed_and_loaded_only_with_consent(run_cli, repo_with_kind):
     listed = run_cli("recipes", cwd=repo_with_kind)
-    assert "note: step kind 'word-swap' loaded from .pinshift/migrations/word_swap.py" in listed.stdout
-    shown = run_cli("show", "words", cwd=repo_with_kind)
+    assert listed.exit_code == 0 and listed.stderr == "", listed
+    assert ("note: step kind 'word-swap' in .pinshift/migrations/word_swap.py (not trusted: runs only with "
+            "--trust-repo or after `pinshift trust`)") in listed.stdout
+    assert one_line_error(run_cli("show", "words", cwd=repo_with_kind)) == (
+        "pinshift: error: step kind 'word-swap' is repository code (.pinshift/migrations/word_swap.py), which "
+        f"pinshift runs only with consent: rerun with --trust-repo, or trust this repository with "
+        f"`pinshift trust {repo_with_kind}`")
+    shown = run_cli("show", "words", "--trust-repo", cwd=repo_with_kind)
     assert shown.exit_code == 0, shown
     assert "note: step kind 'word-swap' loaded from .pinshift/migrations/word_swap.py" in shown.stdout
     assert '  old        = "alpha"\n' in shown.stdout
+    assert shown.stderr == (f"pinshift: loading step kind 'word-swap' from {repo_with_kind}/.pinshift/migrations/"
+                            "word_swap.py (trusted: --trust-repo)\n")
 
 
 def test_recipes_kinds_and_show_steps_list_every_kind_with_its_origin(run_cli, repo_with_kind):
@@ -289,10 +297,18 @@ def test_recipe_that_is_not_utf8(run_cli, repo):
         "pinshift: error: recipes/x.toml: not UTF-8 text"
 
 
-def test_broken_repository_step_script_is_a_recipe_error(run_cli, make_repo):
-    root = make_repo({".pinshift/migrations/broken.py": "import no_such_module_anywhere\n"})
-    line = one_line_error(run_cli("recipes", cwd=root))
-    assert line.startswith(f"pinshift: error: {root / '.pinshift/migrations/broken.py'}: cannot load step script: ")
+def test_broken_repository_step_script_is_listed_and_fails_as_its_own_error_when_needed(run_cli, make_repo):
+    root = make_repo({".pinshift/migrations/broken.py": "import no_such_module_anywhere\n",
+                      ".pinshift/recipes/r.toml": 'name = "r"\n[[steps]]\nkind = "broken"\n'})
+    listed = run_cli("recipes", cwd=root)
+    assert listed.exit_code == 0, listed
+    assert "note: step kind 'broken' in .pinshift/migrations/broken.py (not trusted: " in listed.stdout
+    result = run_cli("show", "r", "--trust-repo", cwd=root)
+    assert result.exit_code == 2 and result.stdout == "", result
+    assert result.stderr.splitlines() == [
+        f"pinshift: loading step kind 'broken' from {root}/.pinshift/migrations/broken.py (trusted: --trust-repo)",
+        f"pinshift: error: {root}/.pinshift/migrations/broken.py:1: step kind 'broken' failed while loading: "
+        "ModuleNotFoundError: No module named 'no_such_module_anywhere'"]
 
 
 # --- the bundled recipe -----------------------------------------------------------------------

@@ -25,6 +25,7 @@ COMMANDS = {
     "apply": ("pinshift.commands.apply:apply", "Run one step kind on files in place (or --dry-run)."),
     "recipes": ("pinshift.commands.recipes:recipes", "List the recipes available here."),
     "show": ("pinshift.commands.recipes:show", "Show a recipe's steps or a step kind's documentation."),
+    "trust": ("pinshift.commands.trust:trust", "Allow a repository's own step kinds to run (like direnv allow)."),
     "parse": ("pinshift.commands.parse:parse", "Check that Nix files parse; print problems as path:line:col."),
     "scan": ("pinshift.commands.scan:scan", "Report pins, package sets and the variant matrix of recipes."),
     "lint": ("pinshift.commands.lint:lint", "Check recipe names against their contents."),
@@ -106,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
         from pinshift.display import printable
 
         click.echo(f"pinshift: error: {printable(str(error))}", err=True)
+        if debug and getattr(error, "details", ""):  # a step script's own traceback
+            click.echo(error.details, err=True, nl=False)
         return error.exit_code
     except Interrupted as stop:
         click.echo(f"pinshift: interrupted ({stop})", err=True)

@@ -97,3 +97,11 @@ class IncompleteRun(PinshiftError):
     """The command's main work is done and kept (a branch exists), but a later part failed (a push)."""
 
     exit_code = 1
+
+
+class NotTrusted(PinshiftError):
+    """A recipe or command needs a repository's own Python code, and nobody consented to running it."""
+
+
+class StepScriptError(PinshiftError):
+    """A step kind's Python file outside pinshift (repository or --migrations) failed or exited; names the file."""

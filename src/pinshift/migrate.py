@@ -23,7 +23,9 @@ from pinshift.interrupts import deferred
 from pinshift.plan import Plan, StepPlan
 from pinshift.recipes import Recipe, RecipeStep, find_recipe, validate_recipe
 from pinshift.runner import RunOptions, plan_recipe
-from pinshift.steps import StepKind, available_kinds
+from pinshift.kinds import available_kinds
+from pinshift.steps import StepKind
+from pinshift.trust import Consent
 
 LISTED_FILES = 10  # a commit body lists the changed files when there are at most this many
 
@@ -44,6 +46,7 @@ class MigrateOptions:
     no_verify: bool = False
     strict: bool = False
     migrations: Path | None = None
+    trust_repo: bool = False  # consent to import the repository's .pinshift/migrations/ kinds a step needs
     run: RunOptions = field(default_factory=RunOptions)
 
 
@@ -87,7 +90,7 @@ def prepare(options: MigrateOptions) -> Migration:
         raise UsageError("--resume and --force exclude each other: continue the branch or recreate it, not both")
     repository = Repository.open(options.repo)
     recipe = find_recipe(options.recipe, repository.root)
-    kinds = available_kinds(repository.root, options.migrations)
+    kinds = available_kinds(repository.root, options.migrations, Consent(options.trust_repo, options.migrations))
     steps = validate_recipe(recipe, kinds)
     base = options.base or recipe.base or _current_branch(repository)
     base_commit = repository.resolve_base(base)

@@ -193,12 +193,21 @@ def find_recipe(name: str, repo_root: Path | None = None) -> Recipe:
 
 
 def validate_recipe(recipe: Recipe, kinds: Mapping[str, StepKind]) -> list[tuple[RecipeStep, StepKind, Any]]:
-    """Each step with its kind and typed params, validated before any file is read."""
+    """Each step with its kind and typed params, validated before any file is read.
+
+    Every kind name is checked before any kind outside pinshift is loaded, and (`StepKinds`) every
+    consent before any of them is imported: a recipe that cannot run runs no repository code.
+    """
+    for number, step in enumerate(recipe.steps, 1):
+        if step.kind not in kinds:
+            raise RecipeError(f"{recipe.source}: step {number} ({step.kind}): unknown step kind "
+                              f"(known: {', '.join(sorted(kinds))})")
+    require = getattr(kinds, "require", None)
+    if require is not None:
+        require([step.kind for step in recipe.steps])
     resolved = []
     for number, step in enumerate(recipe.steps, 1):
         where = f"{recipe.source}: step {number} ({step.kind})"
-        if step.kind not in kinds:
-            raise RecipeError(f"{where}: unknown step kind (known: {', '.join(sorted(kinds))})")
         kind = kinds[step.kind]
         try:
             params = kind.parse_params(step.params)

@@ -24,7 +24,7 @@ from typing import Any
 
 from pinshift import languages, pool
 from pinshift.edits import apply_to_document, normalize_edits
-from pinshift.errors import EditConflict, EditRefused, PinshiftError
+from pinshift.errors import EditConflict, EditRefused, PinshiftError, StepScriptError
 from pinshift.files import SkippedFile, SourceTree
 from pinshift.globs import matches
 from pinshift.plan import AppliedEdit, FileChange, Outcome, Plan, StepPlan, Warning
@@ -145,7 +145,7 @@ def process_file(path: str, data: bytes, jobs: Sequence[StepJob]) -> list[FileCh
         change = FileChange(path, Outcome.UNCHANGED, language, warnings=_warnings(doc, output.warnings),
                             notes=_warnings(doc, getattr(output, "notes", ())))
         if job.survey_params is not None:
-            change.survey = (job.kind.module.survey(doc, job.survey_params),)
+            change.survey = (job.kind.survey(doc, job.survey_params),)
         try:
             edits = normalize_edits(output.edits, doc)
             result = apply_to_document(doc, edits)
@@ -166,11 +166,7 @@ def process_file(path: str, data: bytes, jobs: Sequence[StepJob]) -> list[FileCh
 
 
 def _needs_survey(job: StepJob) -> bool:
-    module = job.kind.module
-    if not hasattr(module, "prepare"):
-        return False
-    hook = getattr(module, "needs_survey", None)
-    return bool(hook(job.params)) if hook else True
+    return job.kind.needs_survey(job.params)
 
 
 class SurveyDocuments(Sequence):
@@ -226,8 +222,7 @@ SAMPLE_FILES = 16  # documents a guess is made from
 
 def _can_speculate(job: StepJob) -> bool:
     """A kind whose `prepare` splits into per-file `survey` + `resolve` can be surveyed while it plans."""
-    module = job.kind.module
-    return callable(getattr(module, "survey", None)) and callable(getattr(module, "resolve", None))
+    return job.kind.can_survey
 
 
 def _guess(files: WorkingSet, job: StepJob, paths: Sequence[str]) -> Any:
@@ -247,9 +242,11 @@ def _guess(files: WorkingSet, job: StepJob, paths: Sequence[str]) -> Any:
             continue
         doc = languages.parse(language, data, path)
         if not doc.problems:
-            sample.append(job.kind.module.survey(doc, job.params))
+            sample.append(job.kind.survey(doc, job.params))
     try:
-        return job.kind.module.resolve(job.params, sample)
+        return job.kind.resolve(job.params, sample)
+    except StepScriptError:
+        raise
     except PinshiftError:
         return None
 
@@ -314,7 +311,7 @@ def run_jobs(files: WorkingSet, jobs: Sequence[StepJob], options: RunOptions = R
         results = _run_segment(files, jobs, positions, all_paths, options)
         if speculated is not None:
             surveys = [c.survey[0] for _, changes in results if (c := changes[0]) is not None and c.survey]
-            actual = speculated.kind.module.resolve(speculated.params, surveys)
+            actual = speculated.kind.resolve(speculated.params, surveys)
             if actual != guess:
                 jobs[positions[0]] = replace(speculated, params=actual)
                 results = _run_segment(files, jobs, positions, all_paths, options)

@@ -10,7 +10,6 @@ since it was read, a full disk or a read-only mount leaves every file as it was.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import tomllib
 import types
@@ -50,7 +49,7 @@ def parse_settings(settings: tuple[str, ...]) -> dict[str, Any]:
     Only the first dot separates: `--set asserts.torch.__version__=2.10.0` sets the
     table key `torch.__version__`.
     """
-    from pinshift.steps import _key
+    from pinshift.steps import param_key
 
     values: dict[str, Any] = {}
     for item in settings:
@@ -59,7 +58,7 @@ def parse_settings(settings: tuple[str, ...]) -> dict[str, Any]:
         if not sep or not name or name.startswith(".") or name.endswith("."):
             raise UsageError(f"--set {item}: expected KEY=VALUE (or TABLE.KEY=VALUE)")
         key, dot, inner = name.partition(".")
-        key = _key(key.strip())
+        key = param_key(key.strip())
         if not dot:
             if key in values:
                 raise UsageError(f"--set {item}: '{key}' is set twice")
@@ -99,10 +98,7 @@ def typed(hint: Any, value: Any) -> Any:
 
 def step_params(kind, settings: tuple[str, ...]) -> tuple[Any, dict[str, Any]]:
     """Validated Params and the values they came from; errors say where the parameters are documented."""
-    from pinshift.steps import _key
-
-    hints = {_key(f.name): typing.get_type_hints(kind.params_type)[f.name]
-             for f in dataclasses.fields(kind.params_type)}
+    hints = {parameter.key: parameter.hint for parameter in kind.parameters()}
     values = {key: typed(hints.get(key, Any), value) for key, value in parse_settings(settings).items()}
     try:
         return kind.parse_params(values), values
@@ -199,6 +195,7 @@ class ApplyOptions:
     strict: bool
     migrations: Path | None
     max_bytes: int
+    trust_repo: bool = False
 
 
 def plan_apply(options: ApplyOptions):
@@ -206,9 +203,11 @@ def plan_apply(options: ApplyOptions):
     from pinshift.commands.recipes import repository_root
     from pinshift.plan import Plan
     from pinshift.runner import RunOptions, WorkingSet, plan_step
-    from pinshift.steps import available_kinds, get_kind
+    from pinshift.kinds import available_kinds, get_kind
+    from pinshift.trust import Consent
 
-    kind = get_kind(available_kinds(repository_root(Path(".")), options.migrations), options.kind)
+    consent = Consent(options.trust_repo, options.migrations)
+    kind = get_kind(available_kinds(repository_root(Path(".")), options.migrations, consent), options.kind)
     params, values = step_params(kind, options.settings)
     selected = select_files(options.paths, options.globs, options.max_bytes)
     step = plan_step(WorkingSet(selected), kind, params, ("**",), title=f"{kind.name} (pinshift apply)",
@@ -283,10 +282,12 @@ def write_changes(step, selected: SelectedFiles) -> None:
 @click.option("--dry-run", is_flag=True, help="Print the unified diff; write nothing.")
 @click.option("--strict", is_flag=True, help="Fail (exit 1, write nothing) when the step raises any warning.")
 @click.option("--migrations", type=click.Path(path_type=Path), default=None,
-              help="Load extra step kinds from the *.py files of DIR.")
+              help="Load extra step kinds from the *.py files of DIR (naming DIR consents to running them).")
+@click.option("--trust-repo", is_flag=True,
+              help="Allow the repository's own step kind KIND (.pinshift/migrations/*.py) to run.")
 @click.option("--max-bytes", type=int, default=DEFAULT_MAX_BYTES, show_default=True, help="Skip larger files.")
 @report_options
-def apply(kind, paths, settings, globs, dry_run, strict, migrations, max_bytes,
+def apply(kind, paths, settings, globs, dry_run, strict, migrations, trust_repo, max_bytes,
           report_format, report_output, no_color, check) -> None:
     """Run step KIND on the files under PATH (default: .) in place, without git.
 
@@ -295,7 +296,8 @@ def apply(kind, paths, settings, globs, dry_run, strict, migrations, max_bytes,
     """
     report = options_from(report_format, report_output, no_color, check)
     options = ApplyOptions(kind=kind, paths=paths or (".",), settings=settings, globs=globs or DEFAULT_GLOBS,
-                           dry_run=dry_run or check, strict=strict, migrations=migrations, max_bytes=max_bytes)
+                           dry_run=dry_run or check, strict=strict, migrations=migrations, max_bytes=max_bytes,
+                           trust_repo=trust_repo)
     code = run_apply(options, report)
     if code:
         raise click.exceptions.Exit(code)

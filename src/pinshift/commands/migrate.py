@@ -101,7 +101,9 @@ def run_migration(options, report, verify=None) -> int:
 @click.option("--no-verify", is_flag=True, help="Skip git's pre-commit and commit-msg hooks.")
 @click.option("--strict", is_flag=True, help="Fail a step that raises any warning.")
 @click.option("--migrations", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Load extra step kinds from the *.py files of DIR.")
+              help="Load extra step kinds from the *.py files of DIR (naming DIR consents to running them).")
+@click.option("--trust-repo", is_flag=True,
+              help="Allow the repository's own step kinds (.pinshift/migrations/*.py) that the recipe needs to run.")
 @click.option("--verify", "verify", is_flag=True,
               help="Verify the migrated recipes before committing; an error commits nothing (docs/verify.md).")
 @click.option("--nixpkgs", type=click.Path(file_okay=False, path_type=Path), envvar="PINSHIFT_NIXPKGS",
@@ -109,7 +111,7 @@ def run_migration(options, report, verify=None) -> int:
                    "arguments at the new pin (default: $PINSHIFT_NIXPKGS).")
 @report_options
 def migrate(recipe, repo, base, branch, dry_run, resume, force, keep_partial, push, no_verify, strict, migrations,
-            verify, nixpkgs, report_format, report_output, no_color, check) -> None:
+            trust_repo, verify, nixpkgs, report_format, report_output, no_color, check) -> None:
     """Run RECIPE onto a new branch from its base, one commit per step that changes something.
 
     Works in a temporary git worktree: your current branch, working tree, index
@@ -120,7 +122,7 @@ def migrate(recipe, repo, base, branch, dry_run, resume, force, keep_partial, pu
     report = options_from(report_format, report_output, no_color, check)
     options = MigrateOptions(recipe=recipe, repo=repo, base=base, branch=branch, dry_run=dry_run, resume=resume,
                              force=force, keep_partial=keep_partial, push=push, no_verify=no_verify, strict=strict,
-                             migrations=migrations)
+                             migrations=migrations, trust_repo=trust_repo)
     verify_options = None
     if verify:
         from pinshift.checks.verify import VerifyOptions
