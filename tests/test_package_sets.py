@@ -80,3 +80,13 @@ def test_definition_read_is_the_first_select_reaching_one():
     assert doc.position(node.start_byte) == (2, 51)  # prev.python3Packages, first in source order
     assert definition_read(doc, "cudaPackages_12_9") is None
     assert definition_read(parse_document(b"pkgs.python3Packages.torch\n", "y.nix"), "python3Packages") is None
+
+
+def test_an_overlay_returning_its_argument_shows_its_result_and_cycles_end():
+    doc = parse_document(b"let p = import ./n.nix { overlays = [ (final: prev: prev)\n"
+                         b"  (final: prev: final // { python3Packages = 1; }) ]; };\n"
+                         b"  a = b; b = a;\nin [ p.python3Packages a.python3Packages ]\n", "x.nix")
+    sets = PackageSets(doc)
+    assert sets.opaque(_base(doc, "p.python3Packages")) == []
+    assert [d.described for d in sets.definitions(_base(doc, "p.python3Packages"), "python3Packages")] == ["in an overlay"]
+    assert sets.layers(_base(doc, "a.python3Packages")) == []

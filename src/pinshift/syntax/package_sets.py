@@ -217,8 +217,11 @@ class PackageSets:
             for function in functions:
                 if function.id in seen:
                     continue
-                returned = self._layers(_returned(function, depth), kind, seen, opaque)
-                if not returned:
+                seen.add(function.id)
+                result = _returned(function, depth)
+                returned = self._layers(result, kind, seen, opaque)
+                if not returned and not (result is not None and result.type == "variable_expression"
+                                         and self.is_set_argument(result)):  # `final: prev: prev` adds nothing
                     opaque.append(function)
                 found += [replace(layer, elsewhere=True) for layer in returned] if elsewhere else returned
         opaque.extend(construction.opaque)
