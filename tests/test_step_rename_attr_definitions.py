@@ -166,12 +166,14 @@ def test_each_shape_of_definition_is_found(shape, tmp_path, nix_oracle):
      "let nixpkgs_pinned = import ./n.nix { overlays = [ (f: p: { cudaPackages = f.cudaPackages_12_9;\n"
      "  torch = p.python3Packages.torch; }) ]; };\nin nixpkgs_pinned.python313Packages.torch\n"),
     # a let variable named like the set, built from it: not an attribute of the set
-    ("let python3Packages = nixpkgs_pinned.python3Packages.override { }; in python3Packages.torch\n",
-     "let python3Packages = nixpkgs_pinned.python313Packages.override { }; in python3Packages.torch\n"),
+    ("nixpkgs_pinned: let python3Packages = nixpkgs_pinned.python3Packages.override { }; in python3Packages.torch\n",
+     "nixpkgs_pinned: let python3Packages = nixpkgs_pinned.python313Packages.override { }; in python3Packages.torch\n"),
 ])
-def test_definitions_elsewhere_do_not_stop_the_rename(text, renamed, tmp_path):
+def test_definitions_elsewhere_do_not_stop_the_rename(text, renamed, tmp_path, nix_oracle):
     plan, changed = run_step("rename-attr", BASED, _tree(tmp_path, text))
     assert changed["recipe.nix"].decode() == renamed
+    assert canonical_changes(nix_oracle, text.encode(), changed["recipe.nix"]) == [RENAMED] * (
+        renamed.count("python313Packages"))
     assert plan.warnings == [] and plan.refused == []
 
 
@@ -232,7 +234,7 @@ def test_every_reason_is_counted_the_first_is_shown(tmp_path):
     assert reason.endswith("file left unchanged (and 1 more)")
 
 
-def test_rename_renames_final_and_prev_uses_outside_base(tmp_path):
+def test_rename_renames_final_and_prev_uses_outside_base(tmp_path, nix_oracle):
     text = ("let nixpkgs_pinned = import ./n.nix { overlays = [\n"
             "  (final: prev: { python3Packages = prev.python3Packages.override { }; })\n"
             "  (final: prev: { tool = final.python3Packages.callPackage ./tool.nix { }; })\n"
@@ -240,6 +242,7 @@ def test_rename_renames_final_and_prev_uses_outside_base(tmp_path):
     plan, changed = run_step("rename-attr", {**BASED, **RENAME}, _tree(tmp_path, text))
     assert changed["recipe.nix"].decode() == text.replace("python3Packages", "python313Packages")
     assert [e.reason for e in _only(plan).edits] == ["rename-attr: python3Packages -> python313Packages"] * 4
+    assert canonical_changes(nix_oracle, text.encode(), changed["recipe.nix"]) == [RENAMED] * 4
 
 
 @pytest.mark.parametrize("text, described", [
@@ -249,13 +252,15 @@ def test_rename_renames_final_and_prev_uses_outside_base(tmp_path):
     ("{ allowUnfree = true;\n  packageOverrides = pkgs: {\n  python3Packages = pkgs.python3Packages.override { }; };\n}\n",
      "in packageOverrides"),
 ])
-def test_a_file_that_is_an_overlay_or_a_config_is_refused_then_renamed_with_a_warning(text, described, tmp_path):
+def test_a_file_that_is_an_overlay_or_a_config_is_refused_then_renamed_with_a_warning(text, described, tmp_path,
+                                                                                        nix_oracle):
     """The set is built by another file: its users elsewhere read the renamed definition too."""
     plan, changed = run_step("rename-attr", ANY, _tree(tmp_path, text))
     assert changed == {}
     assert _only(plan).reason.startswith(f"recipe.nix:3:3: python3Packages is defined here ({described}) and used at ")
     plan, changed = run_step("rename-attr", {**ANY, **RENAME}, tmp_path)
     assert changed["recipe.nix"].decode() == text.replace("python3Packages", "python313Packages")
+    assert canonical_changes(nix_oracle, text.encode(), changed["recipe.nix"]) == [RENAMED] * text.count("python3Packages")
     assert [str(w) for w in plan.warnings] == [
         f"recipe.nix:3:3: python3Packages renamed to python313Packages here ({described}) for a set another file "
         "builds: the files that read python3Packages from that set must say python313Packages too; check them"
