@@ -324,6 +324,7 @@ def test_show_bundled_seed_recipe(run_cli, tmp_path):
     assert ('step 1/4 pin-swap: Pin nixpkgs to 0182a36 (the build-vllm/main pin)\n'
             '  old               = "6a030d5"\n'
             '  new               = "0182a361324364ae3f436a63005877674cf45efb"\n') in out
-    assert ('  from  = "python3Packages"\n  to    = "python313Packages"\n  base  = "nixpkgs_pinned"\n') in out
+    assert ('  from         = "python3Packages"\n  to           = "python313Packages"\n'
+            '  base         = "nixpkgs_pinned"\n  definitions  = "refuse" (default)\n') in out
     assert '  missing  = "skip"\n' in out
     assert "note:" not in out

@@ -146,6 +146,13 @@ def process_file(path: str, data: bytes, jobs: Sequence[StepJob]) -> list[FileCh
                             notes=_warnings(doc, getattr(output, "notes", ())))
         if job.survey_params is not None:
             change.survey = (job.kind.survey(doc, job.survey_params),)
+        refusals = getattr(output, "refusals", ())
+        if refusals:
+            first = _warnings(doc, refusals[:1])[0]
+            more = f" (and {len(refusals) - 1} more)" if len(refusals) > 1 else ""
+            change.outcome, change.reason = Outcome.REFUSED, f"{first}{more}"
+            results.append(change)
+            continue
         try:
             edits = normalize_edits(output.edits, doc)
             result = apply_to_document(doc, edits)

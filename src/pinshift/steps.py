@@ -47,17 +47,23 @@ class StepOutput:
 
     A warning is something a human must look at (`--strict` fails on it); a note only
     says what the step deliberately left alone (a README table that is not a branch table).
+    A refusal says the step cannot change this file as asked: the file is left as it was,
+    whatever edits were planned, and reported refused (which stops `migrate` and `apply`).
     """
 
     edits: list[Edit] = field(default_factory=list)
     warnings: list[StepWarning] = field(default_factory=list)
     notes: list[StepWarning] = field(default_factory=list)
+    refusals: list[StepWarning] = field(default_factory=list)
 
     def warn(self, offset: int, message: str) -> None:
         self.warnings.append(StepWarning(offset, message))
 
     def note(self, offset: int, message: str) -> None:
         self.notes.append(StepWarning(offset, message))
+
+    def refuse(self, offset: int, message: str) -> None:
+        self.refusals.append(StepWarning(offset, message))
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from pathlib import PurePath
 from pinshift.checks.collect import Recipe
 from pinshift.checks.findings import Finding, finding_at
 from pinshift.checks.matrix import ARM_ISAS, isa_of, sm_of
+from pinshift.syntax.package_sets import definition_read
 
 NAME = re.compile(
     r"(?P<project>[a-z0-9]+)-python(?P<python>\d+)"
@@ -49,20 +50,28 @@ def lint_recipe(recipe: Recipe) -> list[Finding]:
         add(pname_at, "L000", f"'{stem}' does not follow <project>-python<XY>-cuda<X>_<Y>-sm<N>-<isa> "
                               f"(or -cpu-<isa>, -darwin-<backend>)", "warning")
         return found
-    _python(name, facts, add)
+    _python(name, facts, add, recipe.doc)
     _cuda(name, facts, add, pname_at)
     _isa(name, facts, add, pname_at)
     return found
 
 
-def _python(name, facts, add) -> None:
+def _python(name, facts, add, doc) -> None:
     package_set = facts.package_set
     if package_set is None:
         return
     version = package_set.value.removeprefix("python").removesuffix("Packages")
     if version in ("", "3"):
+        wanted = f"python{name['python']}Packages"
+        defined = definition_read(doc, package_set.value)
+        advice = f"use {wanted}"
+        if defined is not None:  # renaming only the uses would bypass the file's own definition (issue 23)
+            line, column = doc.position(defined[1].name_node.start_byte)
+            advice = (f"this file defines {package_set.value} itself ({defined[1].described}, at {line}:{column}): "
+                      f"rename that definition with its uses to {wanted} (rename-attr with definitions = \"rename\"), "
+                      "not only the uses")
         add(package_set.offset, "L003", f"{package_set.value} is ambiguous: the name says python{name['python']}; "
-                                        f"use python{name['python']}Packages", "warning")
+                                        f"{advice}", "warning")
     elif version != name["python"]:
         add(package_set.offset, "L002", f"name says python{name['python']} but the recipe uses {package_set.value}")
 
