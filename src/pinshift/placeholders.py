@@ -1,0 +1,76 @@
+"""`{base}` and `{target}` in step parameters: the migration's actual base and target branch names.
+
+A recipe names the branches it was written for (`base = "pytorch-2.9"`), but
+`pinshift migrate --from B --branch T` runs it from another base onto another
+target. A step parameter that says `{base}` or `{target}` follows the run:
+
+    expand("{base}", {"base": "pytorch-2.9-python313"})  ->  "pytorch-2.9-python313"
+    expand("{{base}}", {})                                ->  "{base}"   (doubled braces are literal)
+    expand("{ x = 1; }", {})                              ->  "{ x = 1; }"   (not a placeholder: left alone)
+
+Only `{name}` (a name right between two braces) is a placeholder; any other
+brace is text, so Nix expressions and regular expressions pass unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+PLACEHOLDERS = ("base", "target")
+_TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_][\w-]*)\}")
+_KNOWN = ", ".join(f"{{{name}}}" for name in PLACEHOLDERS)
+
+
+class PlaceholderError(ValueError):
+    """A placeholder that cannot be filled: `name` is unknown, or known but has no value here."""
+
+    def __init__(self, name: str, known: bool, key: str = ""):
+        self.name, self.known, self.key = name, known, key
+        if known:
+            text = f"{{{name}}} stands for the migration's {name} branch, which is not known here"
+        else:
+            text = f"unknown placeholder {{{name}}} (known: {_KNOWN}; write {{{{ and }}}} for a literal brace)"
+        super().__init__(f"'{key}': {text}" if key else text)
+
+
+def expand(text: str, branches: Mapping[str, str]) -> str:
+    """`text` with `{base}`/`{target}` replaced from `branches` and `{{`/`}}` unescaped."""
+
+    def fill(match: re.Match) -> str:
+        token = match.group(0)
+        if token in ("{{", "}}"):
+            return token[0]
+        name = match.group(1)
+        if name not in PLACEHOLDERS:
+            raise PlaceholderError(name, known=False)
+        if not branches.get(name):
+            raise PlaceholderError(name, known=True)
+        return branches[name]
+
+    return _TOKEN.sub(fill, text)
+
+
+def expand_value(value: Any, branches: Mapping[str, str]) -> Any:
+    """Strings expanded inside lists and table values (keys stay as written); other values unchanged."""
+    if isinstance(value, str):
+        return expand(value, branches)
+    if isinstance(value, list):
+        return [expand_value(item, branches) for item in value]
+    if isinstance(value, tuple):
+        return tuple(expand_value(item, branches) for item in value)
+    if isinstance(value, Mapping):
+        return {key: expand_value(item, branches) for key, item in value.items()}
+    return value
+
+
+def expand_params(params: Mapping[str, Any], branches: Mapping[str, str]) -> dict[str, Any]:
+    """Every parameter expanded; a PlaceholderError names the parameter's key."""
+    out = {}
+    for key, value in params.items():
+        try:
+            out[key] = expand_value(value, branches)
+        except PlaceholderError as error:
+            raise PlaceholderError(error.name, error.known, key) from None
+    return out
