@@ -158,3 +158,46 @@ def test_migrate_with_branch_names_the_new_branch_in_rows_banner_heading_and_com
     body = git(trial_repo, "log", "-1", "--format=%b", "my-2.10")
     assert subject == "README: add my-2.10 to the branch tables\n"
     assert f'the "this branch" marker moves from {TRIAL_BASE} to the new row.' in body
+
+
+@pytest.fixture
+def seed_repo(make_repo):
+    """Branch pytorch-2.9 (the bundled recipe's own base) with the seed README and three recipes."""
+    files = {"README.md": (DOCS / "README.md").read_bytes()}
+    for variant in (Variant("90", "avx512"), Variant("cpu", "avx2"), Variant("darwin", "")):
+        files[f".flox/pkgs/{variant.filename}"] = render_recipe(variant)
+    return make_repo(files, branch="pytorch-2.9")
+
+
+def test_from_a_remote_tracking_branch_means_its_branch_name(seed_repo, tmp_path, run_cli):
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(seed_repo), str(clone))
+    git(clone, "checkout", "-q", "--detach")
+    git(clone, "branch", "-q", "-D", "pytorch-2.9")
+    result = run_cli("migrate", BUNDLED, "--from", "origin/pytorch-2.9", "--repo", str(clone))
+    assert result.exit_code == 0, result
+    assert blob(clone, BUNDLED, "README.md") == (DOCS / "README.expected.md").read_bytes()
+
+
+def test_from_a_commit_falls_back_to_the_recipe_base(seed_repo, run_cli):
+    """CI runs `--from "$HEAD_SHA"`: a commit names no branch, so {base} is the recipe's base."""
+    sha = git(seed_repo, "rev-parse", "HEAD").strip()
+    result = run_cli("migrate", BUNDLED, "--from", sha, "--repo", str(seed_repo))
+    assert result.exit_code == 0, result
+    assert blob(seed_repo, BUNDLED, "README.md") == (DOCS / "README.expected.md").read_bytes()
+
+
+def test_ci_guard_on_a_migrated_commit_leaves_the_readme_alone(seed_repo, run_cli):
+    """docs/ci.md's guard, `--from "$HEAD_SHA" --force --dry-run --check`, on the migrated branch: the README
+    step finds its row (the recipe's own target) and changes nothing. (metadata-rev bumps on every run.)"""
+    import json
+
+    assert run_cli("migrate", BUNDLED, "--repo", str(seed_repo)).exit_code == 0
+    sha = git(seed_repo, "rev-parse", BUNDLED).strip()
+    result = run_cli("migrate", BUNDLED, "--from", sha, "--force", "--dry-run", "--format", "json",
+                     "--repo", str(seed_repo))
+    assert result.exit_code == 0, result
+    steps = json.loads(result.stdout)["steps"]
+    readme = next(s for s in steps if s["kind"] == "readme-branch-table")
+    assert readme["files_changed"] == []
+    assert readme["warnings"] == []

@@ -20,6 +20,7 @@ from typing import Any
 from pinshift.errors import GitError, IncompleteRun, StepFailed, UsageError
 from pinshift.gitrepo import Repository, StepRecord
 from pinshift.interrupts import deferred
+from pinshift.placeholders import migration_branches
 from pinshift.plan import Plan, StepPlan
 from pinshift.recipes import Recipe, RecipeStep, find_recipe, validate_recipe
 from pinshift.runner import RunOptions, plan_recipe
@@ -94,7 +95,7 @@ def prepare(options: MigrateOptions) -> Migration:
     repository.check_branch_name(target)
     if target == base:
         raise UsageError(f"the target branch '{target}' is the base itself; name a new branch with --branch")
-    steps = validate_recipe(recipe, kinds, branches={"base": base, "target": target})
+    steps = validate_recipe(recipe, kinds, branches=migration_branches(repository, base, target, recipe.base))
     target_commit = repository.branch_commit(target)
     migration = Migration(options, repository, recipe, steps, base, base_commit, target, target_commit, base_commit)
     if target_commit is not None:

@@ -74,3 +74,29 @@ def expand_params(params: Mapping[str, Any], branches: Mapping[str, str]) -> dic
         except PlaceholderError as error:
             raise PlaceholderError(error.name, error.known, key) from None
     return out
+
+
+def migration_branches(repository, base: str, target: str, recipe_base: str = "") -> dict[str, str]:
+    """What `{base}` and `{target}` mean in a migration from `base` (as given to --from) onto `target`.
+
+    `{base}` is a branch name, as a README's branch table spells it: a local branch as it is,
+    `origin/pytorch-2.9` (a remote-tracking branch) or `refs/heads/pytorch-2.9` as `pytorch-2.9`;
+    a commit that is no branch (`--from "$HEAD_SHA"` in CI) falls back to the recipe's own base.
+    `repository` needs `branch_commit(name)` and `remotes()` (pinshift.gitrepo.Repository).
+    """
+    return {"base": _branch_name(repository, base, recipe_base), "target": target}
+
+
+def _branch_name(repository, given: str, recipe_base: str) -> str:
+    if repository.branch_commit(given) is not None:
+        return given
+    for prefix in ("refs/heads/", "refs/remotes/", ""):
+        if not given.startswith(prefix):
+            continue
+        rest = given[len(prefix):]
+        if prefix == "refs/heads/":
+            return rest
+        remote, slash, name = rest.partition("/")
+        if slash and name and remote in repository.remotes():
+            return name
+    return recipe_base or given
