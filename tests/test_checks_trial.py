@@ -317,3 +317,13 @@ def test_bad_codes_on_the_command_line_are_usage_errors(run_cli, tmp_path, args,
     python3_recipe(tmp_path, NAME)
     line = one_line_error(run_cli("lint", *args, "pkgs", cwd=tmp_path))
     assert line.startswith(message), line
+
+
+def test_markdown_has_the_notes_section(run_cli, mixed):
+    result = run_cli("lint", "--format", "markdown", "--select", "L004", "pkgs", cwd=mixed)
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert lines[:5] == ["## pinshift lint", "", "No findings.", "", "### Notes"]
+    assert lines[6].startswith("- L004 54 files: name says cuda13_0")
+    verbose = run_cli("lint", "--format", "markdown", "--select", "L004", "--verbose", "pkgs", cwd=mixed)
+    assert len([line for line in verbose.stdout.splitlines() if line.startswith("- pkgs/")]) == 54

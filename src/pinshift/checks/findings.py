@@ -45,7 +45,7 @@ def finding_at(recipe, offset: int, code: str, message: str, severity: str = "er
 
 
 def render_findings(findings: list[Finding], fmt: str, title: str, extra: dict | None = None,
-                    notes: list[Finding] = ()) -> str:
+                    notes: list[Finding] = (), verbose: bool = False) -> str:
     """The findings in text (one per line), JSON ({"findings": [...], ...extra}) or Markdown (a table).
 
     Notes (not findings: they never fail a run) go in Markdown's own section; text prints them with
@@ -64,7 +64,7 @@ def render_findings(findings: list[Finding], fmt: str, title: str, extra: dict |
                 lines.append(f"| `{f.path}:{f.line}:{f.column}` | {f.code} | {f.severity} | {message} |")
         if notes:
             lines += ([""] if findings else []) + ["### Notes", ""]
-            lines += [f"- {group}" for group in _note_groups(notes, verbose=False)]
+            lines += [f"- {group}" for group in _note_groups(notes, verbose)]
         return "\n".join(lines) + "\n"
     return "".join(f"{f}\n" for f in findings)
 

@@ -43,7 +43,7 @@ def lint(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], ignore: tupl
         click.echo(render_statistics(findings, RULES, fmt), nl=False)
     else:
         extra = {"notes": [n.to_json() for n in notes], "suppressed": suppressed}
-        click.echo(render_findings(findings, fmt, "pinshift lint", extra, notes), nl=False)
+        click.echo(render_findings(findings, fmt, "pinshift lint", extra, notes, verbose), nl=False)
     if fmt == "text":
         click.echo(render_notes(notes, verbose), nl=False, err=True)
         tail = "".join(f", {n} {word}" for n, word in ((len(notes), "notes" if len(notes) != 1 else "note"),
