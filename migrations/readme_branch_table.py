@@ -10,15 +10,22 @@ column (header `Branch`, case-insensitive, or `branch-column`):
   the old revision is rebuilt for `revision` (the full new revision);
 - if the row of `target` already exists it is updated in place instead
   (running the step twice changes nothing the second time);
-- when the base row carries the "this branch" marker (bold, an arrow such as
-  ⬅️, a "This branch" cell) the marker moves to the target row and the base
-  row is left plain;
+- the "this branch" marker moves whole from the base row to the target row: an arrow (⬅️),
+  `(this branch)`, the words `**This branch** — ` with their separator, a cell saying only
+  "This branch", and bold around a cell's content or inside its link text (`[**`6a030d5`**](…)`);
+  bold is a mark only where it sets the row apart (no other row's cell in that column is bold);
+  another marked row is left alone and reported;
+- with several rows for `base`, the new row is cloned from the marked one and inserted after
+  the last of them (none marked: the first, with a warning);
 - a "You are on the `base` branch" banner names `target` instead, and
-  `Header old-value` pairs in it (`PyTorch 2.9.1`) take the overrides.
+  `Header old-value` pairs in it (`PyTorch 2.9.1`) take the overrides; every "this branch:
+  `base`" self-reference in a heading or paragraph names `target`.
 
-Every other row and every other byte stays identical. Tables without a branch
-column, branch tables without a base row and a README without any branch
-table are left alone and reported as warnings.
+`base` and `target` are usually `{base}` and `{target}`: the migration's actual branches.
+
+Every other row and every other byte stays identical. A table without a branch
+column is left alone with a note; a branch table without a base row and a
+README without any branch table are left alone and reported as warnings.
 
 Parameters:
     base           branch the new branch starts from (its row is the template)
@@ -32,8 +39,8 @@ Example:
     kind = "readme-branch-table"
     files = ["README.md"]
     [steps.params]
-    base = "pytorch-2.9"
-    target = "pytorch-2.10-cuda12_9"
+    base = "{base}"
+    target = "{target}"
     revision = "0182a361324364ae3f436a63005877674cf45efb"
     [steps.params.columns]
     PyTorch = "2.10.0"
