@@ -47,6 +47,7 @@ def recipe_with(params: dict, **top) -> dict:
     ("{ cudaSupport = true; }", "{ cudaSupport = true; }"),  # a Nix attrset is not a placeholder
     ("[0-9a-f]{7}", "[0-9a-f]{7}"),  # nor a regex quantifier
     ("{}", "{}"),
+    ('"v${version}-{target}"', '"v${version}-next"'),  # Nix/shell interpolation is not a placeholder
 ])
 def test_expand(text, expected):
     assert expand(text, {"base": "pytorch-2.9", "target": "next"}) == expected

@@ -7,6 +7,7 @@ target. A step parameter that says `{base}` or `{target}` follows the run:
     expand("{base}", {"base": "pytorch-2.9-python313"})  ->  "pytorch-2.9-python313"
     expand("{{base}}", {})                                ->  "{base}"   (doubled braces are literal)
     expand("{ x = 1; }", {})                              ->  "{ x = 1; }"   (not a placeholder: left alone)
+    expand("v${version}", {})                             ->  "v${version}"  (Nix/shell interpolation: left alone)
 
 Only `{name}` (a name right between two braces) is a placeholder; any other
 brace is text, so Nix expressions and regular expressions pass unchanged.
@@ -19,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 PLACEHOLDERS = ("base", "target")
-_TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_][\w-]*)\}")
+_TOKEN = re.compile(r"\{\{|\}\}|(?<!\$)\{([A-Za-z_][\w-]*)\}")  # `${version}` is Nix's or the shell's
 _KNOWN = ", ".join(f"{{{name}}}" for name in PLACEHOLDERS)
 
 
