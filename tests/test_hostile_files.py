@@ -178,8 +178,9 @@ def assert_no_raw_control_characters(text: str) -> None:
     assert not [c for c in text if (ord(c) < 0x20 and c not in "\n\t") or 0x7f <= ord(c) <= 0x9f], repr(text)
 
 
-@pytest.mark.parametrize("command", [("parse", "."), ("scan", "."), ("lint", "."),
-                                     ("scan", ".", "--format", "markdown"), ("lint", ".", "--format", "markdown"),
+@pytest.mark.parametrize("command", [("parse", "."), ("scan", ".", "--verbose"), ("lint", "."),
+                                     ("scan", ".", "--format", "markdown", "--verbose"),
+                                     ("lint", ".", "--format", "markdown"),
                                      ("apply", "metadata-rev", "--dry-run"),
                                      ("apply", "metadata-rev", "--dry-run", "--format", "markdown"),
                                      ("apply", "word-swap", "--set", "old=pytorch", "--set", "new=torch",

@@ -20,6 +20,7 @@ from typing import Any
 from pinshift.errors import GitError, IncompleteRun, StepFailed, UsageError
 from pinshift.gitrepo import Repository, StepRecord
 from pinshift.interrupts import deferred
+from pinshift.placeholders import migration_branches
 from pinshift.plan import Plan, StepPlan
 from pinshift.recipes import Recipe, RecipeStep, find_recipe, validate_recipe
 from pinshift.runner import RunOptions, plan_recipe
@@ -91,13 +92,13 @@ def prepare(options: MigrateOptions) -> Migration:
     repository = Repository.open(options.repo)
     recipe = find_recipe(options.recipe, repository.root)
     kinds = available_kinds(repository.root, options.migrations, Consent(options.trust_repo, options.migrations))
-    steps = validate_recipe(recipe, kinds)
     base = options.base or recipe.base or _current_branch(repository)
     base_commit = repository.resolve_base(base)
     target = options.branch or recipe.target or recipe.name
     repository.check_branch_name(target)
     if target == base:
         raise UsageError(f"the target branch '{target}' is the base itself; name a new branch with --branch")
+    steps = validate_recipe(recipe, kinds, branches=migration_branches(repository, base, target, recipe.base))
     target_commit = repository.branch_commit(target)
     migration = Migration(options, repository, recipe, steps, base, base_commit, target, target_commit, base_commit)
     if target_commit is not None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -192,12 +192,25 @@ def find_recipe(name: str, repo_root: Path | None = None) -> Recipe:
     raise UsageError(f"unknown recipe '{name}' (known: {known}); `pinshift recipes` lists them")
 
 
-def validate_recipe(recipe: Recipe, kinds: Mapping[str, StepKind]) -> list[tuple[RecipeStep, StepKind, Any]]:
+def recipe_branches(recipe: Recipe) -> dict[str, str]:
+    """What `{base}` and `{target}` mean when no run says otherwise: the recipe's own base and target."""
+    own = {"base": recipe.base, "target": recipe.target or recipe.name}
+    return {name: value for name, value in own.items() if value}
+
+
+def validate_recipe(
+    recipe: Recipe, kinds: Mapping[str, StepKind], branches: Mapping[str, str] | None = None,
+) -> list[tuple[RecipeStep, StepKind, Any]]:
     """Each step with its kind and typed params, validated before any file is read.
 
     Every kind name is checked before any kind outside pinshift is loaded, and (`StepKinds`) every
     consent before any of them is imported: a recipe that cannot run runs no repository code.
+    `branches` ({"base": ..., "target": ...}, default `recipe_branches(recipe)`) fills the
+    `{base}`/`{target}` placeholders in each step's params, title and message; the steps
+    returned carry the filled values, so reports and commits show what actually ran.
     """
+    from pinshift.placeholders import PlaceholderError, expand_params
+
     for number, step in enumerate(recipe.steps, 1):
         if step.kind not in kinds:
             raise RecipeError(f"{recipe.source}: step {number} ({step.kind}): unknown step kind "
@@ -205,13 +218,21 @@ def validate_recipe(recipe: Recipe, kinds: Mapping[str, StepKind]) -> list[tuple
     require = getattr(kinds, "require", None)
     if require is not None:
         require([step.kind for step in recipe.steps])
+    branches = recipe_branches(recipe) if branches is None else branches
     resolved = []
     for number, step in enumerate(recipe.steps, 1):
         where = f"{recipe.source}: step {number} ({step.kind})"
         kind = kinds[step.kind]
         try:
-            params = kind.parse_params(step.params)
+            raw = expand_params(step.params, branches)
+            text = expand_params({"title": step.title, "message": step.message}, branches)
+        except PlaceholderError as error:
+            hint = f"; set {error.name} = \"BRANCH\" in the recipe" if error.known else ""
+            raise RecipeError(f"{where}: {error}{hint}") from None
+        try:
+            params = kind.parse_params(raw)
         except ParamError as error:
             raise RecipeError(f"{where}: {error}") from None
+        step = replace(step, params=raw, title=text["title"], message=text["message"])
         resolved.append((step, kind, params))
     return resolved

@@ -96,10 +96,22 @@ def typed(hint: Any, value: Any) -> Any:
     return value if _wants_text(hint) else literal(value)
 
 
+def _expanded(kind, values: dict[str, Any]) -> dict[str, Any]:
+    """`{{`/`}}` unescaped; `{base}`/`{target}` are a usage error: apply runs outside any migration."""
+    from pinshift.placeholders import PlaceholderError, expand_params
+
+    try:
+        return expand_params(values, {})
+    except PlaceholderError as error:
+        hint = f"apply has no migration, so write the branch name itself (--set {error.key}=BRANCH)" \
+            if error.known else f"`pinshift show --step {kind.name}` lists its parameters"
+        raise UsageError(f"{kind.name}: {error}; {hint}") from None
+
+
 def step_params(kind, settings: tuple[str, ...]) -> tuple[Any, dict[str, Any]]:
     """Validated Params and the values they came from; errors say where the parameters are documented."""
     hints = {parameter.key: parameter.hint for parameter in kind.parameters()}
-    values = {key: typed(hints.get(key, Any), value) for key, value in parse_settings(settings).items()}
+    values = {key: typed(hints.get(key, Any), value) for key, value in _expanded(kind, parse_settings(settings)).items()}
     try:
         return kind.parse_params(values), values
     except ParamError as error:
