@@ -191,6 +191,7 @@ class ApplyOptions:
     strict: bool
     migrations: Path | None
     max_bytes: int
+    nixpkgs: Path | None = None
 
 
 def plan_apply(options: ApplyOptions):
@@ -200,11 +201,15 @@ def plan_apply(options: ApplyOptions):
     from pinshift.runner import RunOptions, WorkingSet, plan_step
     from pinshift.steps import available_kinds, get_kind
 
+    from pinshift.pin_inputs import fill
+
     kind = get_kind(available_kinds(repository_root(Path(".")), options.migrations), options.kind)
     params, values = step_params(kind, options.settings)
     selected = select_files(options.paths, options.globs, options.max_bytes)
-    step = plan_step(WorkingSet(selected), kind, params, ("**",), title=f"{kind.name} (pinshift apply)",
+    [filled] = fill([(kind.name, kind, params)], options.nixpkgs)
+    step = plan_step(WorkingSet(selected), kind, filled.params, ("**",), title=f"{kind.name} (pinshift apply)",
                      raw_params=values, options=RunOptions(strict=options.strict))
+    step.notes[:0] = filled.notes
     return Plan(recipe="", steps=[step], repository=os.getcwd(), dry_run=options.dry_run), selected
 
 
@@ -253,8 +258,11 @@ def run_apply(options: ApplyOptions, report) -> int:
 @click.option("--migrations", type=click.Path(path_type=Path), default=None,
               help="Load extra step kinds from the *.py files of DIR.")
 @click.option("--max-bytes", type=int, default=DEFAULT_MAX_BYTES, show_default=True, help="Skip larger files.")
+@click.option("--nixpkgs", type=click.Path(file_okay=False, path_type=Path), envvar="PINSHIFT_NIXPKGS",
+              help="A local nixpkgs clone (default: $PINSHIFT_NIXPKGS) for pin-swap's hash=compute and a branch "
+                   "or tag as new; read offline, never written.")
 @report_options
-def apply(kind, paths, settings, globs, dry_run, strict, migrations, max_bytes,
+def apply(kind, paths, settings, globs, dry_run, strict, migrations, max_bytes, nixpkgs,
           report_format, report_output, no_color, check) -> None:
     """Run step KIND on the files under PATH (default: .) in place, without git.
 
@@ -263,7 +271,8 @@ def apply(kind, paths, settings, globs, dry_run, strict, migrations, max_bytes,
     """
     report = options_from(report_format, report_output, no_color, check)
     options = ApplyOptions(kind=kind, paths=paths or (".",), settings=settings, globs=globs or DEFAULT_GLOBS,
-                           dry_run=dry_run or check, strict=strict, migrations=migrations, max_bytes=max_bytes)
+                           dry_run=dry_run or check, strict=strict, migrations=migrations, max_bytes=max_bytes,
+                           nixpkgs=nixpkgs)
     code = run_apply(options, report)
     if code:
         raise click.exceptions.Exit(code)
