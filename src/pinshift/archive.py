@@ -125,7 +125,7 @@ def _layout(entries: list[TreeEntry], attributes: dict[bytes, dict[str, str]]) -
             holder.entries[name] = Symlink((entry.path, entry.sha))
         else:
             holder.entries[name] = File((entry.path, entry.sha), executable=bool(entry.mode & 0o111))
-            if any(wanted.get(attribute, "unset") != "unset" for attribute in CONVERSIONS):
+            if wanted and any(wanted.get(attribute, "unset") != "unset" for attribute in CONVERSIONS):
                 layout.convert.append(entry.path)
                 layout.substituted += wanted.get("export-subst") == "set"
     return layout

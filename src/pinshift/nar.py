@@ -71,11 +71,13 @@ Node = Directory | File | Symlink
 
 def leaves(node: Node) -> Iterator[File | Symlink]:
     """The files and symlinks under `node` in the order a NAR holds them (names sorted bytewise)."""
-    if isinstance(node, Directory):
-        for name in sorted(node.entries):
-            yield from leaves(node.entries[name])
-    else:
-        yield node
+    stack = [node]
+    while stack:
+        top = stack.pop()
+        if isinstance(top, Directory):
+            stack.extend(top.entries[name] for name in sorted(top.entries, reverse=True))
+        else:
+            yield top
 
 
 # --- serialisation -----------------------------------------------------------------------------
