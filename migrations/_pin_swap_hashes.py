@@ -36,12 +36,12 @@ _CHANGES_CONTENT = {"postFetch": None, "extraPostFetch": None, "stripRoot": b"tr
 _WRITABLE = ("sha256", "hash")
 
 
-def _literal(node) -> bool:
+def is_plain_string(node) -> bool:
     string = as_string(node)
     return string is not None and not string.indented and all(p.kind == "literal" for p in string.parts)
 
 
-def _why_not_computable(doc, call) -> str | None:
+def why_not_computable(doc, call) -> str | None:
     """Why the computed hash is not this fetcher's hash, or None when it is."""
     name = call.function.rsplit(".", 1)[-1]
     if name not in UNPACKING:
@@ -119,7 +119,7 @@ def plan_hashes(doc, calls, params, out: StepOutput, short: str) -> None:
             if swapped:
                 _keep_or_remove(doc, call, params.hash, out, short)
             continue
-        why = _why_not_computable(doc, call)
+        why = why_not_computable(doc, call)
         if why is not None:
             for key, node in sorted(call.hashes.items()):
                 if swapped:
@@ -130,7 +130,7 @@ def plan_hashes(doc, calls, params, out: StepOutput, short: str) -> None:
 
 def _legacy(doc, call, value: str, out: StepOutput, short: str) -> None:
     for key, node in sorted(call.hashes.items()):
-        if _literal(node):
+        if is_plain_string(node):
             out.edits.append(Edit(node.start_byte + 1, node.end_byte - 1, value.encode(), f"pin-swap: new {key}"))
         else:
             out.warn(*_refresh_warning(doc, node, key, short, 'set hash = "compute" or update it by hand'))
@@ -148,7 +148,7 @@ def _keep_or_remove(doc, call, mode: str, out: StepOutput, short: str) -> None:
 def _write(doc, call, digest: bytes, new_short: str, out: StepOutput, short: str, swapped: bool) -> None:
     written = False
     for key, node in sorted(call.hashes.items()):
-        if key not in _WRITABLE or not _literal(node):
+        if key not in _WRITABLE or not is_plain_string(node):
             if swapped:
                 why = "not a plain string: update it by hand" if key in _WRITABLE else \
                     f"pinshift writes only sha256 and hash: update {key} by hand"

@@ -132,3 +132,19 @@ def test_the_same_revision_as_old_is_refused_after_resolution(run_cli, demo, nix
     (tmp_path / "pin.toml").write_text(RECIPE.format(new="old-pin").replace('old = "6a030d5"', f'old = "{git(clone, "rev-parse", "HEAD").strip()[:7]}"'))
     result = run_cli("migrate", str(tmp_path / "pin.toml"), "--repo", str(demo), "--nixpkgs", str(clone), "--dry-run")
     assert result.exit_code == 2 and "is the same revision as 'old'" in result.stderr
+
+
+def test_migrate_verify_checks_the_written_hashes(run_cli, demo, nixpkgs, tmp_path):
+    """--verify reads the planned files: the computed sha256 passes V106; a stale literal would not."""
+    clone, first, _ = nixpkgs
+    (tmp_path / "pin.toml").write_text(RECIPE.format(new=first))
+    result = run_cli("migrate", str(tmp_path / "pin.toml"), "--repo", str(demo), "--nixpkgs", str(clone),
+                     "--verify", "--dry-run", "--format", "json")
+    assert "V106" not in result.stderr, result
+    stale = RECIPE.format(new=first).replace('hash = "compute"', f'hash = "{"0" * 52}"')
+    (tmp_path / "pin.toml").write_text(stale)
+    before = snapshot(demo)
+    result = run_cli("migrate", str(tmp_path / "pin.toml"), "--repo", str(demo), "--nixpkgs", str(clone), "--verify")
+    assert result.exit_code == 1
+    assert f"V106 sha256 of nixpkgs {first[:7]}'s archive is " in result.stderr
+    assert "nothing committed" in result.stderr and snapshot(demo) == before
