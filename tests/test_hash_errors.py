@@ -205,3 +205,24 @@ def test_default_cache_is_under_home(run_cli, repo, monkeypatch, tmp_path):
     commit = git(repo, "rev-parse", "HEAD").strip()
     assert run_cli("hash", "HEAD", "--nixpkgs", str(repo)).exit_code == 0
     assert (tmp_path / "home" / ".cache" / "pinshift" / "hashes" / f"{commit}.json").is_file()
+
+
+def test_ctrl_c_while_hashing_leaves_no_scratch_directory_and_no_cache_entry(run_cli, repo, tmp_path, monkeypatch):
+    """An interrupt in the middle of the blob stream: exit 130, the private git dir gone, nothing cached."""
+    from pinshift.gitrepo import ObjectStore
+
+    real = ObjectStore.blobs
+
+    def interrupted(self, shas):
+        stream = real(self, shas)
+        for count, data in enumerate(stream):
+            if count == 3 and len(shas) > 5:
+                stream.close()
+                raise KeyboardInterrupt
+            yield data
+
+    monkeypatch.setattr(ObjectStore, "blobs", interrupted)
+    result = run_cli("hash", "HEAD", "--nixpkgs", str(repo))
+    assert (result.exit_code, result.stderr.strip()) == (130, "pinshift: interrupted")
+    assert leftovers(tmp_path) == []
+    assert not (Path(os.environ["XDG_CACHE_HOME"]) / "pinshift").exists()

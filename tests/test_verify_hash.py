@@ -60,3 +60,18 @@ def test_fetchers_whose_hash_is_something_else_are_not_checked(run_cli, nixpkgs,
     (tmp_path / "fetchurl.nix").write_text(text)
     result, report = verify_json(run_cli, str(tmp_path / "fetchurl.nix"), "--nixpkgs", str(clone))
     assert [f["code"] for f in report["findings"]] == []
+
+
+def test_rev_may_be_a_branch_only_a_remote_has(run_cli, nixpkgs, tmp_path):
+    """`--rev nixos-unstable` in a fresh clone, where it is origin/nixos-unstable, as `pinshift hash` resolves it."""
+    import subprocess
+
+    from conftest import git
+
+    clone, first, _ = nixpkgs
+    git(clone, "branch", "nixos-unstable", first)
+    fresh = tmp_path / "fresh"
+    subprocess.run(["git", "clone", "-q", f"file://{clone}", str(fresh)], check=True)
+    (tmp_path / "a.nix").write_text(with_hash(first, f'sha256 = "{oracle(clone, first, tmp_path)}";'))
+    result = run_cli("verify", str(tmp_path / "a.nix"), "--nixpkgs", str(fresh), "--rev", "nixos-unstable")
+    assert (result.exit_code, result.stdout) == (0, ""), result

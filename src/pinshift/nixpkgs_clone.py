@@ -81,11 +81,16 @@ def _remember(commit: str, digest: bytes, files: int) -> None:
     try:
         directory.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{commit}.", suffix=".tmp")
+    except OSError:
+        return  # an unwritable cache only costs the next run the time to compute again
+    try:
         with os.fdopen(handle, "w") as out:
             json.dump(entry, out)
         os.replace(temporary, directory / f"{commit}.json")
-    except OSError:
-        pass  # an unwritable cache only costs the next run the time to compute again
+    except BaseException as error:  # also Ctrl-C: never leave a half-written entry behind
+        Path(temporary).unlink(missing_ok=True)
+        if not isinstance(error, OSError):
+            raise
 
 
 class NixpkgsClone:
