@@ -12,9 +12,24 @@ with a message listing what was found (revision, path:line). If the old revision
 found nowhere but the new one is, the swap is already done and the step changes
 nothing (running it twice is a no-op).
 
-Hashes: a fetcher that carries `sha256`/`hash` cannot stay valid after a swap. With
-`new-hash` the step writes it into that binding; without it the hash is left as it is
-and the step warns "hash must be refreshed" at the hash (`--strict` makes that fatal).
+Hashes: a fetcher that carries `sha256`/`hash` cannot stay valid after a swap; `hash`
+says what happens (migrations/_pin_swap_hashes.py has the details):
+  - "keep" (default): the hash stays and the step warns "hash must be refreshed" at it
+    (`--strict` makes that fatal);
+  - "remove": the `sha256`/`hash` binding is deleted (its line when it has its own);
+  - "compute": pinshift computes the sha256 of the new revision's GitHub archive from a
+    local nixpkgs clone, offline (`--nixpkgs DIR` or $PINSHIFT_NIXPKGS; as
+    `nix-prefetch-url --unpack` would, see `pinshift hash`), then writes it as a value;
+  - a value (Nix base32 as nix-prefetch-url prints it, or SRI `sha256-...`): that hash.
+A value is written where it is the fetcher's hash (fetchTarball, fetchzip,
+fetchFromGitHub): into an existing `sha256`/`hash` in the notation it had, or inserted
+as `sha256 = "<base32>";` into a fetchTarball without one (the bare-URL form becomes
+`{ url = ...; sha256 = ...; }`); fetchers already at the new revision get it too.
+fetchurl and git fetchers hash something else: warned, never written.
+
+The new revision may be a branch or tag of the clone (`new = "nixos-unstable"`) or an
+abbreviated commit: the command resolves it to the full commit id before planning and
+the report says which (`nixpkgs nixos-unstable = 0182a36...`); the recipe keeps the name.
 
 Other file types (Markdown, Python, TOML, shell), when the step's files globs take them in:
 each is read by its own parser and only string literals / string values / code blocks, links
@@ -27,9 +42,12 @@ resolved old one; urls built with `${...}` interpolation keep their interpolatio
 Parameters:
   old               str, required. The revision to replace, full or abbreviated (at least
                     4 hex digits).
-  new               str, required. The new revision: exactly 40 hex digits.
-  new-hash          str, optional (default: none). The hash to write into the swapped
-                    fetcher's `sha256`/`hash` binding.
+  new               str, required. The new revision: 40 hex digits, or (with --nixpkgs DIR)
+                    a branch, tag or abbreviated commit of that nixpkgs clone.
+  hash              str, default "keep". "keep", "remove", "compute" (needs --nixpkgs DIR)
+                    or a sha256 value; see Hashes above.
+  new-hash          str, optional (default: none). Older form: this text written as it is
+                    into every swapped fetcher's hash binding, nothing inserted (excludes `hash`).
   include-strings   bool, default false. Also replace the old revision (full, or as
                     abbreviated in `old`, by the new one shortened to the same length)
                     inside every other string literal; never inside `${...}`.
@@ -41,19 +59,22 @@ Example recipe step:
     title = "Pin nixpkgs to 0182a36"
     [steps.params]
     old = "6a030d5"
-    new = "0182a361324364ae3f436a63005877674cf45efb"
+    new = "0182a361324364ae3f436a63005877674cf45efb"   # or "nixos-unstable" with --nixpkgs DIR
+    hash = "compute"                                   # sha256 from the --nixpkgs clone, offline
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pinshift.edits import Edit
+from pinshift.migrations import _pin_swap_hashes as hashes
 from pinshift.migrations import _pin_swap_languages as other_languages
 from pinshift.errors import ParamError
-from pinshift.steps import StepContext, StepOutput
+from pinshift.nar import parse_sha256, render_sha256
+from pinshift.steps import NixpkgsFacts, NixpkgsQuery, StepContext, StepOutput
 from pinshift.syntax.queries import STRING_TYPES, as_string, fetcher_calls, walk
 
 NAME = "pin-swap"
@@ -62,6 +83,8 @@ LANGUAGES = ("nix", "markdown", "python", "toml", "shell")
 _HEX = re.compile(r"[0-9a-f]+\Z")
 _ARCHIVE = re.compile(rb"/archive/([0-9a-fA-F]{7,40})\.(?:tar\.gz|tar\.bz2|tar\.xz|zip)")
 _REV = re.compile(rb"[0-9a-fA-F]{7,40}\Z")
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/+@-]*\Z")
+_HASH_MODES = ("keep", "remove", "compute")
 _FETCHERS = (b"fetchTarball", b"fetchurl", b"fetchzip", b"fetchFromGitHub", b"fetchgit", b"fetchGit")
 
 
@@ -69,6 +92,7 @@ _FETCHERS = (b"fetchTarball", b"fetchurl", b"fetchzip", b"fetchFromGitHub", b"fe
 class Params:
     old: str
     new: str
+    hash: str = "keep"
     new_hash: str | None = None
     include_strings: bool = False
     include_comments: bool = False
@@ -76,12 +100,49 @@ class Params:
     def __post_init__(self) -> None:
         if not (4 <= len(self.old) <= 40 and _HEX.match(self.old.lower())):
             raise ParamError("old", f"'old' must be a revision of 4 to 40 hex digits, not {self.old!r}")
-        if not (len(self.new) == 40 and _HEX.match(self.new.lower())):
-            raise ParamError("new", f"'new' must be a full 40-hex-digit revision, not {self.new!r}")
-        if self.new.lower().startswith(self.old.lower()):
+        if not (_is_full(self.new) or _NAME.match(self.new)) or any(t in self.new for t in ("..", "@{", "//")) \
+                or self.new.endswith((".", "/", ".lock")):
+            raise ParamError("new", f"'new' must be a full 40-hex-digit revision, or a branch, tag or abbreviated "
+                                    f"commit of the --nixpkgs clone, not {self.new!r}")
+        if _is_full(self.new) and self.new.lower().startswith(self.old.lower()):
             raise ParamError("new", f"'new' ({self.new}) is the same revision as 'old' ({self.old})")
+        if self.hash not in _HASH_MODES and parse_sha256(self.hash) is None:
+            raise ParamError("hash", "'hash' must be \"keep\", \"remove\", \"compute\" or a sha256 (Nix base32 as "
+                                     f"nix-prefetch-url prints it, or SRI sha256-...), not {self.hash!r}")
         if self.new_hash is not None and (not self.new_hash or any(c in self.new_hash for c in '"\\$\n')):
             raise ParamError("new-hash", f"'new-hash' must be a plain hash string, not {self.new_hash!r}")
+        if self.new_hash is not None and self.hash != "keep":
+            raise ParamError("new-hash", "'new-hash' and 'hash' exclude each other; give the value as 'hash'")
+
+    @property
+    def digest(self) -> bytes | None:
+        """The sha256 to write (a literal `hash`), None for keep/remove/compute."""
+        return parse_sha256(self.hash) if self.hash not in _HASH_MODES else None
+
+
+def _is_full(rev: str) -> bool:
+    return len(rev) == 40 and bool(_HEX.match(rev.lower()))
+
+
+def nixpkgs_query(params: Params) -> NixpkgsQuery | None:
+    """A `new` that is not a full commit id, or `hash = "compute"`, needs a nixpkgs clone (pinshift.pin_inputs)."""
+    compute = params.hash == "compute"
+    if _is_full(params.new) and not compute:
+        return None
+    if not _is_full(params.new):
+        message = (f"'new' must be a full 40-hex-digit revision, not {params.new!r} (a branch, tag or abbreviated "
+                   "commit needs a local nixpkgs clone to name it: pass --nixpkgs DIR or set PINSHIFT_NIXPKGS)")
+    else:
+        message = 'hash = "compute" needs a local nixpkgs clone: pass --nixpkgs DIR or set PINSHIFT_NIXPKGS'
+    return NixpkgsQuery(params.new, compute, message)
+
+
+def with_nixpkgs(params: Params, facts: NixpkgsFacts) -> Params:
+    """`new` as its full commit id; `hash = "compute"` as the computed value (Nix base32)."""
+    changes = {"new": facts.commit}
+    if params.hash == "compute" and facts.archive_hash is not None:
+        changes["hash"] = render_sha256(facts.archive_hash, "base32")
+    return replace(params, **changes)
 
 
 @dataclass(frozen=True)
@@ -165,6 +226,9 @@ def prepare(params: Params, docs: Iterable) -> Resolved:
 
 def resolve(params: Params, surveys: Iterable[dict[str, list[str]]]) -> Resolved:
     """`prepare` from per-file surveys (the runner may gather them while it plans; see runner)."""
+    query = nixpkgs_query(params)
+    if query is not None:  # the command did not complete the params from a clone (pinshift.pin_inputs)
+        raise ParamError("new" if not _is_full(params.new) else "hash", f"pin-swap: {query.without_clone}")
     old, new = params.old.lower(), params.new.lower()
     found = _merged(surveys)
     candidates = sorted((rev for rev in found if rev.startswith(old)), key=len)
@@ -183,22 +247,6 @@ def resolve(params: Params, surveys: Iterable[dict[str, list[str]]]) -> Resolved
     return Resolved(params, full)
 
 
-def _hash_edits(doc, call, params: Params, out: StepOutput, short: str) -> None:
-    for key, node in sorted(call.hashes.items()):
-        string = as_string(node)
-        literal = string is not None and not string.indented and all(p.kind == "literal" for p in string.parts)
-        line = doc.position(node.start_byte)[0]
-        if params.new_hash is not None and literal:
-            inner_start = node.start_byte + 1
-            out.edits.append(Edit(inner_start, node.end_byte - 1, params.new_hash.encode(), f"pin-swap: new {key}"))
-        else:
-            out.warn(
-                node.start_byte,
-                f"hash must be refreshed: {doc.path}:{line} ({key} still belongs to {short}; "
-                "pass new-hash or update it by hand)",
-            )
-
-
 def _text_edits(doc, nodes, old_texts: list[tuple[bytes, bytes]], why: str) -> Iterator[Edit]:
     """Whole-word occurrences of each old text in `nodes` (`x6a030d5` and `6a030d5ff` are other words)."""
     for node in nodes:
@@ -210,26 +258,36 @@ def _text_edits(doc, nodes, old_texts: list[tuple[bytes, bytes]], why: str) -> I
                 yield Edit(start, start + len(old), new, why)
 
 
+def _names_new(site_rev: str, new: str) -> bool:
+    site = site_rev.lower()
+    return len(site) >= 7 and new.lower().startswith(site)
+
+
 def plan(doc, params, context: StepContext) -> StepOutput:
     resolved = params if isinstance(params, Resolved) else prepare(params, [doc])
     out = StepOutput()
     full, params = resolved.old_rev, resolved.params
-    if full is None:
-        return out
     old, new = params.old.lower(), params.new
-    reason = f"pin-swap: {full[:7]} -> {new[:7]}"
     if not other_languages.is_nix(doc):  # issue 6 hook: Markdown, Python, TOML, shell
+        if full is None:
+            return out
+        reason = f"pin-swap: {full[:7]} -> {new[:7]}"
         pairs = other_languages.replacements(full, params.old, new)
         return other_languages.plan_other(doc, pairs, reason, params.include_comments)
-    swapped_calls, taken = [], []
+    calls: list[tuple[object, bool]] = []  # (fetcher call, swapped here)
+    taken = []
     for site in pin_sites(doc):
-        if _matches(site.rev, old, full):
-            out.edits.append(Edit(site.start, site.end, new.encode(), reason))
+        if full is not None and _matches(site.rev, old, full):
+            out.edits.append(Edit(site.start, site.end, new.encode(), f"pin-swap: {full[:7]} -> {new[:7]}"))
             taken.append((site.start, site.end))
-            if all(c is not site.call for c in swapped_calls):
-                swapped_calls.append(site.call)
-    for call in swapped_calls:
-        _hash_edits(doc, call, params, out, full[:7])
+            calls = [(c, s) for c, s in calls if c is not site.call]
+            calls.append((site.call, True))
+        elif params.digest is not None and _names_new(site.rev, new) and all(c is not site.call for c, _ in calls):
+            calls.append((site.call, False))  # already at the new revision: its hash is filled in too
+    hashes.plan_hashes(doc, calls, params, out, (full or new)[:7])
+    if full is None:
+        return out
+    reason = f"pin-swap: {full[:7]} -> {new[:7]}"
     old_texts = [(full.encode(), new.encode())]
     if len(params.old) < 40:
         old_texts.append((params.old.encode(), new[: len(params.old)].encode()))

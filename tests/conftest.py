@@ -31,6 +31,7 @@ def hermetic_git(tmp_path_factory):
     patch.setenv("PIP_CACHE_DIR", os.environ.get("PIP_CACHE_DIR", str(Path.home() / ".cache" / "pip")))
     patch.setenv("HOME", str(home))
     patch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    patch.setenv("XDG_CACHE_HOME", str(home / ".cache"))  # pinshift's hash cache: never the machine's
     patch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     yield home
     patch.undo()
@@ -107,6 +108,15 @@ def make_repo(tmp_path):
         return root
 
     return make
+
+
+def require_nix_tool(name: str) -> str:
+    """The path of a Nix tool (nix-prefetch-url, nix-hash, nix-store): skipped without Nix, failing in CI."""
+    require_nix()
+    path = shutil.which(name)
+    if path is None:
+        pytest.fail(f"nix-instantiate is on PATH but {name} is not: install all of Nix (Debian: nix-bin)")
+    return path
 
 
 def require_nix() -> str:

@@ -193,11 +193,12 @@ def test_show_step_documents_a_kind_from_its_module(run_cli, repo):
     assert lines[0] == "step kind pin-swap (bundled; files: nix, markdown, python, toml, shell)"
     assert lines[2].startswith("pin-swap — replace a source revision in fetcher calls")
     table = lines[lines.index("Parameters (as validated; keys are written kebab-case):") + 1:]
-    assert [row.split()[0] for row in table] == ["old", "new", "new-hash", "include-strings", "include-comments"]
+    assert [row.split()[0] for row in table] == ["old", "new", "hash", "new-hash", "include-strings", "include-comments"]
     assert table[0].split(None, 3)[1:3] == ["str", "required"]
-    assert "str, optional  default: none" in table[2]
-    assert table[3].rstrip().endswith("inside every other string literal; never inside `${...}`.")
-    assert table[4].endswith("default: false  The same inside comments.")
+    assert 'default: "keep"  "keep", "remove", "compute"' in table[2]
+    assert "str, optional  default: none" in table[3]  # columns are as wide as their widest cell
+    assert table[4].rstrip().endswith("inside every other string literal; never inside `${...}`.")
+    assert " ".join(table[5].split()).endswith("default: false The same inside comments.")
 
 
 def test_show_step_literal_and_int_types(run_cli, repo):

@@ -82,7 +82,8 @@ def test_the_swapped_sha256_is_left_and_warned(migrated):
     warnings = [str(w) for w in plan.steps[0].warnings]
     assert warnings == [
         f"{PKGS}/trap-fetchfromgithub-sha256.nix:7:14: hash must be refreshed: "
-        f"{PKGS}/trap-fetchfromgithub-sha256.nix:7 (sha256 still belongs to 6a030d5; pass new-hash or update it by hand)"
+        f"{PKGS}/trap-fetchfromgithub-sha256.nix:7 (sha256 still belongs to 6a030d5; "
+        "set hash = \"compute\" or update it by hand)"
     ]
     assert b'sha256 = "0000000000000000000000000000000000000000000000000000";' in out(migrated, "trap-fetchfromgithub-sha256.nix")
 

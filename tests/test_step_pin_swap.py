@@ -7,7 +7,8 @@ import shutil
 import pytest
 
 from pinshift.demo.matrix import NEW_REV, OLD_REV
-from pinshift.errors import ParamError, RecipeError
+from pinshift.errors import ParamError, UsageError
+from pinshift.pin_inputs import fill
 from pinshift.recipes import parse_recipe, validate_recipe
 from pinshift.steps import bundled_kinds
 from step_golden import STEPS, canonical_changes, expected, run_case, run_step
@@ -49,7 +50,7 @@ def test_hash_is_kept_and_warned_without_new_hash(tmp_path):
     plan, before, after = run_case("pin-swap", "fetchfromgithub-hash", SWAP, tmp_path)
     assert [str(w) for w in plan.warnings] == [
         "recipe.nix:7:14: hash must be refreshed: recipe.nix:7 (sha256 still belongs to 6a030d5; "
-        "pass new-hash or update it by hand)"
+        "set hash = \"compute\" or update it by hand)"
     ]
     assert b'sha256 = "0000000000000000000000000000000000000000000000000000";' in after
 
@@ -114,8 +115,14 @@ def test_full_old_revision_is_resolved_too(tmp_path):
 @pytest.mark.parametrize(
     "params, message",
     [
-        ({"old": "6a030d5", "new": "0182a36"}, "'new' must be a full 40-hex-digit revision, not '0182a36'"),
-        ({"old": "6a030d5", "new": "g" * 40}, "'new' must be a full 40-hex-digit revision"),
+        ({"old": "6a030d5", "new": "0182 a36"}, "'new' must be a full 40-hex-digit revision, or a branch, tag or "
+                                                "abbreviated commit of the --nixpkgs clone, not '0182 a36'"),
+        ({"old": "6a030d5", "new": 'nixos"unstable'}, "'new' must be a full 40-hex-digit revision"),
+        ({"old": "6a030d5", "new": "nixos..unstable"}, "'new' must be a full 40-hex-digit revision"),
+        ({"old": "6a030d5", "new": NEW_REV, "hash": "sha256-short"}, "'hash' must be \"keep\", \"remove\", "
+                                                                     "\"compute\" or a sha256"),
+        ({"old": "6a030d5", "new": NEW_REV, "hash": "z" * 52}, "'hash' must be"),  # 52 chars, but bits beyond 256
+        ({"old": "6a030d5", "new": NEW_REV, "hash": "remove", "new-hash": "x"}, "'new-hash' and 'hash' exclude"),
         ({"old": "6a0", "new": NEW_REV}, "'old' must be a revision of 4 to 40 hex digits, not '6a0'"),
         ({"old": "0182a36", "new": NEW_REV}, "is the same revision as 'old'"),
         ({"old": "6a030d5", "new": NEW_REV, "new-hash": 'x"y'}, "'new-hash' must be a plain hash string"),
@@ -128,18 +135,30 @@ def test_invalid_parameters_are_refused_before_any_file_is_read(params, message)
     assert message in str(error.value)
 
 
-def test_recipe_with_short_new_revision_names_file_step_and_key():
+def test_recipe_with_short_new_revision_and_no_clone_names_file_step_and_key():
+    """An abbreviated `new` is valid (a clone can name it); without a clone it stops before any file is read."""
     recipe = parse_recipe(
         {"name": "x", "steps": [{"kind": "pin-swap", "params": {"old": "6a030d5", "new": "0182a36"}}]}, "recipes/x.toml"
     )
-    with pytest.raises(RecipeError) as error:
-        validate_recipe(recipe, bundled_kinds())
+    [(step, kind, params)] = validate_recipe(recipe, bundled_kinds())
+    with pytest.raises(UsageError) as error:
+        fill([("recipes/x.toml: step 1 (pin-swap)", kind, params)], None)
     assert str(error.value) == (
-        "recipes/x.toml: step 1 (pin-swap): 'new' must be a full 40-hex-digit revision, not '0182a36'"
+        "recipes/x.toml: step 1 (pin-swap): 'new' must be a full 40-hex-digit revision, not '0182a36' (a branch, "
+        "tag or abbreviated commit needs a local nixpkgs clone to name it: pass --nixpkgs DIR or set PINSHIFT_NIXPKGS)"
     )
+
+
+def test_unfilled_params_never_reach_a_file(tmp_path):
+    """The step itself refuses a branch name or "compute" that no clone completed (pinshift.pin_inputs)."""
+    root = _tree(tmp_path, {"a.nix": _fetch(OLD_REV)})
+    for params in ({"old": "6a030d5", "new": "nixos-unstable"}, dict(SWAP, hash="compute")):
+        with pytest.raises(ParamError, match="needs a local nixpkgs clone"):
+            run_step("pin-swap", params, root)
+    assert (root / "a.nix").read_text() == _fetch(OLD_REV)
 
 
 def test_documentation_names_every_parameter():
     doc = bundled_kinds()["pin-swap"].doc
-    for key in ("old", "new", "new-hash", "include-strings", "include-comments", "[[steps]]"):
+    for key in ("old", "new", "hash", "new-hash", "include-strings", "include-comments", "[[steps]]"):
         assert key in doc

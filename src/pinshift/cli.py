@@ -30,6 +30,7 @@ COMMANDS = {
     "scan": ("pinshift.commands.scan:scan", "Report pins, package sets and the variant matrix of recipes."),
     "lint": ("pinshift.commands.lint:lint", "Check recipe names against their contents."),
     "verify": ("pinshift.commands.verify:verify", "Check recipes against a local nixpkgs checkout at their pin."),
+    "hash": ("pinshift.commands.hash:hash_command", "Print the sha256 of nixpkgs' archive at a revision, offline."),
 }
 
 

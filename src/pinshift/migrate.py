@@ -48,6 +48,7 @@ class MigrateOptions:
     strict: bool = False
     migrations: Path | None = None
     trust_repo: bool = False  # consent to import the repository's .pinshift/migrations/ kinds a step needs
+    nixpkgs: Path | None = None  # a local nixpkgs clone for steps that ask one (pinshift.pin_inputs)
     run: RunOptions = field(default_factory=RunOptions)
 
 
@@ -65,6 +66,7 @@ class Migration:
     target_commit: str | None  # the branch's commit now (resume/force), None when it does not exist
     start_commit: str  # where planning and the first commit start from
     first_step: int = 1  # 1-based; later than 1 when resuming
+    notes: dict[int, list[str]] = field(default_factory=dict)  # step index -> what its params were filled with
 
 
 @dataclass
@@ -110,7 +112,23 @@ def prepare(options: MigrateOptions) -> Migration:
         repository.check_identity()
         if options.push:
             repository.check_push(options.push, base_commit, target, force=options.force or options.resume)
+    _fill_from_nixpkgs(migration)
     return migration
+
+
+def _fill_from_nixpkgs(migration: Migration) -> None:
+    """Steps that need a nixpkgs clone (a branch name for `new`, `hash = "compute"`) get it now, last of all
+    checks because hashing an uncached revision takes seconds; the steps themselves never run git."""
+    from pinshift.pin_inputs import fill
+
+    source = migration.recipe.source
+    todo = [(number, entry) for number, entry in enumerate(migration.steps, 1) if number >= migration.first_step]
+    filled = fill([(f"{source}: step {number} ({kind.name})", kind, params) for number, (_, kind, params) in todo],
+                  migration.options.nixpkgs)
+    for (number, (step, kind, _)), result in zip(todo, filled):
+        migration.steps[number - 1] = (step, kind, result.params)
+        if result.notes:
+            migration.notes[number] = result.notes
 
 
 def _current_branch(repository: Repository) -> str:
@@ -174,6 +192,8 @@ def plan(migration: Migration) -> Plan:
     result.dry_run = migration.options.dry_run
     if migration.first_step > 1:
         result.notes.append(f"resuming {migration.target} after step {migration.first_step - 1}")
+    for step in result.steps:
+        step.notes[:0] = migration.notes.get(step.index, [])
     return result
 
 

@@ -10,6 +10,8 @@ A step-kind module (see docs/writing-steps.md) defines:
     def needles(params) -> tuple[bytes, ...]        # optional prefilter (see below)
     def prepare(params, docs) -> Params             # optional repo-wide resolution
     def survey(doc, params) / resolve(params, surveys)  # optional: prepare split per file (see runner)
+    def nixpkgs_query(params) -> NixpkgsQuery | None  # optional: what it needs from a nixpkgs clone
+    def with_nixpkgs(params, facts) -> Params        # ...and the params once pinshift.pin_inputs got it
 
 The module docstring is the kind's user documentation (`pinshift show --step KIND`).
 `needles` lists byte strings the step can possibly change; a file containing none
@@ -17,6 +19,9 @@ of them is not parsed at all. `prepare` sees every document that passed the
 prefilter before any plan runs (pin-swap resolves an abbreviated revision there).
 
 Which kinds exist and when a file outside pinshift is imported: pinshift.kinds.
+`nixpkgs_query`/`with_nixpkgs` keep a step pure that needs git: the command asks a
+local nixpkgs clone before planning (pinshift.pin_inputs: a branch name resolved to
+its commit, the sha256 of that commit's archive) and hands the answer back as params.
 """
 
 from __future__ import annotations
@@ -84,6 +89,30 @@ class Parameter:
     hint: Any  # its type
     required: bool
     default: Any = None  # the default when not required (a default_factory's value)
+
+
+@dataclass(frozen=True)
+class NixpkgsQuery:
+    """What a step needs from a local nixpkgs clone before it can plan (answered by pinshift.pin_inputs).
+
+    `revision` (a commit id, abbreviated or not, a branch or a tag) is resolved to its full
+    commit id; with `archive_hash` the sha256 of that commit's GitHub archive is computed
+    too. `without_clone` is the step's own message for a run given no clone.
+    """
+
+    revision: str
+    archive_hash: bool
+    without_clone: str
+
+
+@dataclass(frozen=True)
+class NixpkgsFacts:
+    """The answer to a NixpkgsQuery: the revision as asked, its commit, the ref it went through, the digest."""
+
+    revision: str
+    commit: str
+    ref: str | None = None
+    archive_hash: bytes | None = None
 
 
 @dataclass(frozen=True)
@@ -178,6 +207,13 @@ class StepKind:
         from pinshift.errors import StepScriptError
 
         raise StepScriptError(f"{self.script}: step kind '{self.name}': {message}")
+
+    def nixpkgs_query(self, params: Any) -> NixpkgsQuery | None:
+        hook = getattr(self.module, "nixpkgs_query", None)
+        return hook(params) if hook else None
+
+    def with_nixpkgs(self, params: Any, facts: NixpkgsFacts) -> Any:
+        return self.module.with_nixpkgs(params, facts)
 
 
 # --- parameters ---------------------------------------------------------------------------

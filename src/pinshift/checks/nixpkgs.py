@@ -63,13 +63,16 @@ class NixpkgsCheckout:
         self.directory = directory
 
     def resolve(self, rev: str) -> str | None:
-        """The full commit id of `rev`, None when the clone does not have it."""
-        import git
+        """The full commit id of `rev`, None when the clone does not have it.
 
-        try:
-            return self.repo.git.rev_parse("--verify", "-q", "--end-of-options", f"{rev}^{{commit}}")
-        except git.GitCommandError:
-            return None
+        Names resolve as `pinshift hash` resolves them (gitrepo.CloneReader): a branch of one
+        remote only (`nixos-unstable` in a fresh clone) counts too.
+        """
+        from pinshift.gitrepo import CloneReader
+
+        reader = CloneReader.open(Path(self.repo.working_tree_dir or self.repo.git_dir))
+        found = reader.resolve(rev) if reader is not None else None
+        return found[0] if found is not None else None
 
     def at(self, commit: str) -> "NixpkgsRevision":
         return NixpkgsRevision(self.repo, commit)

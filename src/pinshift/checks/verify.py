@@ -6,7 +6,7 @@ Codes (each finding names every recipe it affects):
   V002 `nix-instantiate --parse` rejects it     V105 the parameters cannot be found (warning)
   V100 no pinned revision (warning)             V201 `--eval`: Nix cannot evaluate pname/version
   V101 the revision is not in the checkout      V202 `--eval`: the pin cannot be shadowed (warning)
-  V102 the package set does not exist
+  V102 the package set does not exist          V106 a sha256/hash is not the one of the pin's archive
   V103 the attribute does not exist in it
 """
 
@@ -61,10 +61,64 @@ def verify(recipes: list[Recipe], options: VerifyOptions, on_disk: dict[str, Pat
                                              f"(git -C {options.nixpkgs} fetch origin {rev})"))
             continue
         _static(group, checkout.at(commit), rev, result)
+        _hashes(group, options.nixpkgs, commit, result)
         if options.eval:
             _evaluate(group, checkout, commit, options, on_disk or {}, result)
     result.findings.sort(key=lambda f: (f.path, f.line, f.column, f.code))
     return result
+
+
+def _pinned_hashes(recipe: Recipe, commit: str) -> list[tuple[int, bytes]]:
+    """(offset, digest) of each sha256/hash that must be the archive hash of `commit`.
+
+    A value that is not a sha256 (`""`, the placeholder that makes Nix print the right hash) is not checked.
+    """
+    from pinshift.migrations._pin_swap_hashes import is_plain_string, why_not_computable
+    from pinshift.migrations.pin_swap import pin_sites
+    from pinshift.nar import parse_sha256
+
+    found, seen = [], set()
+    for site in pin_sites(recipe.doc):
+        call = site.call
+        if id(call) in seen or len(site.rev) < 7 or not commit.startswith(site.rev.lower()):
+            continue
+        seen.add(id(call))
+        if why_not_computable(recipe.doc, call) is not None:
+            continue
+        for key in ("sha256", "hash"):
+            node = call.hashes.get(key)
+            if node is not None and is_plain_string(node):
+                digest = parse_sha256(recipe.doc.text(node)[1:-1].decode("utf-8", "replace"))
+                if digest is not None:
+                    found.append((node.start_byte, digest))
+    return found
+
+
+def _hashes(group: list[Recipe], clone: Path, commit: str, result: Verification) -> None:
+    """V106: a fetchTarball/fetchzip/fetchFromGitHub hash that is not the sha256 of its revision's archive."""
+    from pinshift.errors import PinshiftError
+    from pinshift.nar import render_sha256
+    from pinshift.nixpkgs_clone import NixpkgsClone
+
+    pinned = [(recipe, offset, digest) for recipe in group for offset, digest in _pinned_hashes(recipe, commit)]
+    if not pinned:
+        return
+    try:
+        actual = NixpkgsClone(clone).archive_hash(commit).digest
+    except PinshiftError as error:
+        result.notes.append(f"sha256 of nixpkgs {commit[:7]} not checked: {error}")
+        return
+    wrong: dict[bytes, list[tuple[Recipe, int]]] = defaultdict(list)
+    for recipe, offset, digest in pinned:
+        if digest != actual:
+            wrong[digest].append((recipe, offset))
+    for digest, places in wrong.items():
+        first_recipe, first_offset = places[0]
+        result.findings.append(finding_at(
+            first_recipe, first_offset, "V106",
+            f"sha256 of nixpkgs {commit[:7]}'s archive is {render_sha256(actual)}, not {render_sha256(digest)}: Nix refuses the "
+            f"download (fix with pin-swap hash = \"compute\", or `pinshift hash {commit[:12]}`)",
+            "error", [recipe.path for recipe, _ in places]))
 
 
 def _grouped(group: list[Recipe], offset_of, code: str, message: str, severity: str = "error") -> Finding:

@@ -208,6 +208,7 @@ class ApplyOptions:
     migrations: Path | None
     max_bytes: int
     trust_repo: bool = False
+    nixpkgs: Path | None = None
 
 
 def plan_apply(options: ApplyOptions):
@@ -218,12 +219,16 @@ def plan_apply(options: ApplyOptions):
     from pinshift.kinds import available_kinds, get_kind
     from pinshift.trust import Consent
 
+    from pinshift.pin_inputs import fill
+
     consent = Consent(options.trust_repo, options.migrations)
     kind = get_kind(available_kinds(repository_root(Path(".")), options.migrations, consent), options.kind)
     params, values = step_params(kind, options.settings)
     selected = select_files(options.paths, options.globs, options.max_bytes)
-    step = plan_step(WorkingSet(selected), kind, params, ("**",), title=f"{kind.name} (pinshift apply)",
+    [filled] = fill([(kind.name, kind, params)], options.nixpkgs)
+    step = plan_step(WorkingSet(selected), kind, filled.params, ("**",), title=f"{kind.name} (pinshift apply)",
                      raw_params=values, options=RunOptions(strict=options.strict))
+    step.notes[:0] = filled.notes
     return Plan(recipe="", steps=[step], repository=os.getcwd(), dry_run=options.dry_run), selected
 
 
@@ -298,8 +303,11 @@ def write_changes(step, selected: SelectedFiles) -> None:
 @click.option("--trust-repo", is_flag=True,
               help="Allow the repository's own step kind KIND (.pinshift/migrations/*.py) to run.")
 @click.option("--max-bytes", type=int, default=DEFAULT_MAX_BYTES, show_default=True, help="Skip larger files.")
+@click.option("--nixpkgs", type=click.Path(file_okay=False, path_type=Path), envvar="PINSHIFT_NIXPKGS",
+              help="A local nixpkgs clone (default: $PINSHIFT_NIXPKGS) for pin-swap's hash=compute and a branch "
+                   "or tag as new; read offline, never written.")
 @report_options
-def apply(kind, paths, settings, globs, dry_run, strict, migrations, trust_repo, max_bytes,
+def apply(kind, paths, settings, globs, dry_run, strict, migrations, trust_repo, max_bytes, nixpkgs,
           report_format, report_output, no_color, check) -> None:
     """Run step KIND on the files under PATH (default: .) in place, without git.
 
@@ -309,7 +317,7 @@ def apply(kind, paths, settings, globs, dry_run, strict, migrations, trust_repo,
     report = options_from(report_format, report_output, no_color, check)
     options = ApplyOptions(kind=kind, paths=paths or (".",), settings=settings, globs=globs or DEFAULT_GLOBS,
                            dry_run=dry_run or check, strict=strict, migrations=migrations, max_bytes=max_bytes,
-                           trust_repo=trust_repo)
+                           trust_repo=trust_repo, nixpkgs=nixpkgs)
     code = run_apply(options, report)
     if code:
         raise click.exceptions.Exit(code)

@@ -33,6 +33,8 @@ def summary(result) -> str:
         if step.skipped:
             counts += f", {len(step.skipped)} skipped"
         lines.append(f"  {step.index}/{step.total} {commit} {step.title} — {counts}")
+    for index, notes in sorted(migration.notes.items()):
+        lines.extend(f"note: step {index}: {note}" for note in notes)
     for warning in plan.warnings:
         lines.append(f"warning: {warning}")
     for step in plan.steps:
@@ -107,8 +109,9 @@ def run_migration(options, report, verify=None) -> int:
 @click.option("--verify", "verify", is_flag=True,
               help="Verify the migrated recipes before committing; an error commits nothing (docs/verify.md).")
 @click.option("--nixpkgs", type=click.Path(file_okay=False, path_type=Path), envvar="PINSHIFT_NIXPKGS",
-              help="With --verify: a local nixpkgs clone to check package sets, attributes and .override "
-                   "arguments at the new pin (default: $PINSHIFT_NIXPKGS).")
+              help="A local nixpkgs clone (default: $PINSHIFT_NIXPKGS), read offline: for pin-swap's "
+                   "hash = \"compute\" and a branch or tag as `new`; with --verify, to check package sets, "
+                   "attributes and .override arguments at the new pin.")
 @report_options
 def migrate(recipe, repo, base, branch, dry_run, resume, force, keep_partial, push, no_verify, strict, migrations,
             trust_repo, verify, nixpkgs, report_format, report_output, no_color, check) -> None:
@@ -122,7 +125,7 @@ def migrate(recipe, repo, base, branch, dry_run, resume, force, keep_partial, pu
     report = options_from(report_format, report_output, no_color, check)
     options = MigrateOptions(recipe=recipe, repo=repo, base=base, branch=branch, dry_run=dry_run, resume=resume,
                              force=force, keep_partial=keep_partial, push=push, no_verify=no_verify, strict=strict,
-                             migrations=migrations, trust_repo=trust_repo)
+                             migrations=migrations, trust_repo=trust_repo, nixpkgs=nixpkgs)
     verify_options = None
     if verify:
         from pinshift.checks.verify import VerifyOptions
