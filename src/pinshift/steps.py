@@ -10,11 +10,15 @@ A step-kind module (see docs/writing-steps.md) defines:
     def needles(params) -> tuple[bytes, ...]        # optional prefilter (see below)
     def prepare(params, docs) -> Params             # optional repo-wide resolution
     def survey(doc, params) / resolve(params, surveys)  # optional: prepare split per file (see runner)
+    def plan_paths(paths, params) -> list[FileOp]   # optional: a file-level step (see pinshift.fileops)
 
 The module docstring is the kind's user documentation (`pinshift show --step KIND`).
 `needles` lists byte strings the step can possibly change; a file containing none
 of them is not parsed at all. `prepare` sees every document that passed the
 prefilter before any plan runs (pin-swap resolves an abbreviated revision there).
+`plan_paths` makes a file-level step: it maps the paths the step's globs select to
+renames, clones and removals (plain values, no I/O); `plan` then runs on each new
+path, with `context.source` naming the file it came from.
 """
 
 from __future__ import annotations
@@ -63,11 +67,15 @@ class StepOutput:
 
 @dataclass(frozen=True)
 class StepContext:
-    """Where a step runs: the file's repository-relative path and the recipe's name."""
+    """Where a step runs: the file's repository-relative path and the recipe's name.
+
+    `source` is set for a file a file-level step just renamed or cloned: the path it came from.
+    """
 
     path: str
     recipe: str = ""
     step_index: int = 0
+    source: str = ""
 
 
 @dataclass(frozen=True)
@@ -97,6 +105,11 @@ class StepKind:
     def parse_params(self, raw: Mapping[str, Any]) -> Any:
         """Typed Params from recipe/CLI values; raises ParamError naming the key."""
         return build_params(self.params_type, raw)
+
+    @property
+    def plans_paths(self) -> bool:
+        """A file-level kind: it renames, clones or removes files (`plan_paths`)."""
+        return callable(getattr(self.module, "plan_paths", None))
 
     def needles(self, params: Any) -> tuple[bytes, ...]:
         hook = getattr(self.module, "needles", None)
