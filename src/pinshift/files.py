@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Protocol
 
@@ -75,6 +75,16 @@ class DirectoryTree:
             raise SkippedFile(f"{path}: symlink to {real}, outside the repository; skipped")
         return real
 
+    def mode(self, path: str) -> str | None:
+        """The git mode `path` would have: "120000" for a symlink, "100755" if executable, else "100644"."""
+        try:
+            info = os.lstat(self.root / path)
+        except OSError:
+            return None
+        if stat.S_ISLNK(info.st_mode):
+            return "120000"
+        return "100755" if info.st_mode & 0o111 else "100644"
+
     def read(self, path: str) -> bytes:
         real = self.resolve(path)
         try:
@@ -98,6 +108,62 @@ def _walk(root: Path) -> Iterable[str]:
         dirnames[:] = [d for d in dirnames if d != ".git"]
         for name in filenames:
             yield (Path(directory) / name).relative_to(root).as_posix()
+
+
+def write_changes(changes: Iterable, locate: Callable[[str], Path]) -> None:
+    """Write and delete files for a list of tree changes (`path`, `data` or None to delete, git `mode`), all or nothing.
+
+    Every new content is first written to a temp file next to its target (with the
+    target's mode, or for a new file the given git mode) and every deletion is checked;
+    only when all are ready are the temp files moved into place and the files deleted.
+    A failure while preparing leaves every file as it was. `locate` maps a change's path
+    to the file on disk.
+    """
+    writes: list[tuple[Path, bytes, str | None, str]] = []
+    deletions: list[tuple[Path, str]] = []
+    for change in changes:
+        target = locate(change.path)
+        if change.data is None:
+            deletions.append((target, change.path))
+        else:
+            writes.append((target, change.data, change.mode, change.path))
+    prepared: list[tuple[str, Path]] = []
+    try:
+        for target, path in deletions:
+            if not os.path.lexists(target):
+                raise PinshiftError(f"{path}: cannot remove it: it is no longer there; nothing was written")
+        for target, data, mode, path in writes:
+            try:
+                prepared.append((_temp_copy(target, data, mode), target))
+            except OSError as error:
+                raise PinshiftError(f"{path}: cannot write ({error.strerror or error}); nothing was written") from None
+    except BaseException:
+        for temp, _ in prepared:
+            os.unlink(temp)
+        raise
+    for temp, target in prepared:
+        os.replace(temp, target)
+    for target, _ in deletions:
+        os.unlink(target)
+
+
+def _temp_copy(target: Path, data: bytes, mode: str | None) -> str:
+    """A durable temp file holding `data` next to `target`, with `target`'s mode (or git `mode` for a new file)."""
+    if mode is not None:
+        permissions = 0o755 if mode == "100755" else 0o644
+    else:
+        permissions = stat.S_IMODE(target.stat().st_mode)
+    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".pinshift", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, permissions)
+    except BaseException:
+        os.unlink(temp)
+        raise
+    return temp
 
 
 def write_atomic(target: Path, data: bytes, durable: bool = True) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import tomllib
 import types
 import typing
@@ -140,6 +141,17 @@ class SelectedFiles:
         tree, relative = self.entries[path]
         tree.write(relative, data)
 
+    def mode(self, path: str) -> str | None:
+        tree, relative = self.entries[path]
+        return tree.mode(relative)
+
+    def location(self, path: str) -> Path:
+        """The file on disk behind `path`: a selected file (through an in-tree symlink), else the new path itself."""
+        if path in self.entries:
+            tree, relative = self.entries[path]
+            return tree.resolve(relative)
+        return Path(path)
+
 
 def select_files(paths: tuple[str, ...], globs: tuple[str, ...], max_bytes: int) -> SelectedFiles:
     """Files matching `globs` under each directory PATH (honouring .gitignore in a work tree), plus named files."""
@@ -160,6 +172,27 @@ def select_files(paths: tuple[str, ...], globs: tuple[str, ...], max_bytes: int)
     return selected
 
 
+def _glob_escape(text: str) -> str:
+    return re.sub(r"([*?[])", r"[\1]", text)
+
+
+def step_globs(paths: tuple[str, ...], globs: tuple[str, ...]) -> tuple[str, ...]:
+    """The step's globs in the paths apply shows (relative to the current directory).
+
+    `--files` globs under each directory PATH, and under the directory of each named file plus
+    the file itself: a renamed or cloned file must keep a name these match.
+    """
+    found: list[str] = []
+    for given in paths:
+        shown = os.path.normpath(given)
+        directory = shown if Path(given).is_dir() else os.path.dirname(shown)
+        if not Path(given).is_dir():
+            found.append(_glob_escape(shown))
+        prefix = "" if directory in ("", ".") else _glob_escape(directory).rstrip("/") + "/"
+        found.extend(prefix + glob for glob in globs)
+    return tuple(dict.fromkeys(found))
+
+
 # --- output ------------------------------------------------------------------------------------
 
 
@@ -170,11 +203,16 @@ def summary(step, written: bool) -> str:
 
     lines = [f"note: {note}" for note in step.notes]
     verb = "changed" if written else "would change"
-    lines.extend(f"{verb}  {c.path} ({plural(len(c.edits), 'edit')})" for c in step.changed)
+    for c in step.changed:
+        if c.removed:
+            lines.append(f"removed  {c.path}")
+        else:
+            lines.append(f"{c.operation or verb}  {c.label} ({plural(len(c.edits), 'edit')})")
     lines.extend(f"skipped  {with_path(c)}" for c in step.skipped)
     lines.extend(f"refused  {with_path(c)}" for c in step.refused)
     lines.extend(f"warning: {w}" for w in step.warnings)
-    lines.append(f"{step.kind}: {plural(len(step.changed), 'file')} {verb}, {plural(step.edit_count, 'edit')}, "
+    operations = f" ({step.operation_counts})" if step.operation_counts else ""
+    lines.append(f"{step.kind}: {plural(len(step.changed), 'file')} {verb}{operations}, {plural(step.edit_count, 'edit')}, "
                  f"{plural(len(step.warnings), 'warning')}, {len(step.skipped)} skipped, {len(step.refused)} refused")
     return "\n".join(lines) + "\n"
 
@@ -203,8 +241,10 @@ def plan_apply(options: ApplyOptions):
     kind = get_kind(available_kinds(repository_root(Path(".")), options.migrations), options.kind)
     params, values = step_params(kind, options.settings)
     selected = select_files(options.paths, options.globs, options.max_bytes)
-    step = plan_step(WorkingSet(selected), kind, params, ("**",), title=f"{kind.name} (pinshift apply)",
+    step = plan_step(WorkingSet(selected), kind, params, step_globs(options.paths, options.globs),
+                     title=f"{kind.name} (pinshift apply)",
                      raw_params=values, options=RunOptions(strict=options.strict))
+    check_new_paths(step, selected)
     return Plan(recipe="", steps=[step], repository=os.getcwd(), dry_run=options.dry_run), selected
 
 
@@ -227,17 +267,29 @@ def run_apply(options: ApplyOptions, report) -> int:
             click.echo(f"warning: {warning}", err=True)
         click.echo(f"pinshift: {step.kind} failed: {problem}; no file written", err=True)
         return 1
-    for change in step.changed:
-        try:
-            selected.write(change.path, change.after)
-        except OSError as error:
-            raise PinshiftError(f"{change.path}: cannot write ({error.strerror or error}); the files listed "
-                                "before it were written") from None
+    write_step(step, selected)
     if report.format or report.output:
         click.echo(summary(step, written=True), nl=False, err=True)
         return emit(plan, report)
     click.echo(summary(step, written=True), nl=False)
     return 0
+
+
+def check_new_paths(step, selected: SelectedFiles) -> None:
+    """A renamed or cloned file must not land on a file apply was not given (the plan cannot see it)."""
+    for change in step.changed:
+        new = change.old_path is not None or change.source is not None
+        if new and change.path not in selected.entries and os.path.lexists(change.path):
+            raise PinshiftError(f"{change.label}: {change.path} already exists, though it is not among the files "
+                                "apply was given (PATH, --files, .gitignore); nothing was written (move it away first)")
+
+
+def write_step(step, selected: SelectedFiles) -> None:
+    """Write, rename, add and remove the files of a planned step: everything prepared first, then done at once."""
+    from pinshift.files import write_changes
+    from pinshift.plan import tree_changes
+
+    write_changes(tree_changes(step), selected.location)
 
 
 @click.command()
