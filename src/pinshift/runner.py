@@ -79,7 +79,7 @@ class WorkingSet:
         if path in self.added:
             return self.added[path]
         if path in self.removed:
-            raise PinshiftError(f"{path}: read after {self.removed[path]}")
+            raise PinshiftError(f"{path} {self.removed[path]}; a later step cannot read it")
         return path
 
     def read(self, path: str) -> bytes:
@@ -147,8 +147,8 @@ class StepJob:
 
     @property
     def label(self) -> str:
-        """How errors name the step: `step 2/4 (rename-files)`."""
-        return f"step {self.index}/{self.total} ({self.kind.name})"
+        """How errors name the step: `step 2/4 (rename-files)` in a recipe, the kind alone for `apply`."""
+        return f"step {self.index}/{self.total} ({self.kind.name})" if self.recipe else self.kind.name
 
     def new_plan(self) -> StepPlan:
         step = StepPlan(

@@ -20,7 +20,7 @@ from typing import Any
 
 import click
 
-from pinshift.errors import ParamError, PinshiftError, UsageError
+from pinshift.errors import ParamError, StepFailed, UsageError
 from pinshift.files import DEFAULT_MAX_BYTES, DirectoryTree
 from pinshift.report import emit, options_from, report_options
 
@@ -280,8 +280,9 @@ def check_new_paths(step, selected: SelectedFiles) -> None:
     for change in step.changed:
         new = change.old_path is not None or change.source is not None
         if new and change.path not in selected.entries and os.path.lexists(change.path):
-            raise PinshiftError(f"{change.label}: {change.path} already exists, though it is not among the files "
-                                "apply was given (PATH, --files, .gitignore); nothing was written (move it away first)")
+            raise StepFailed(f"{step.kind}: cannot {change.operation.removesuffix('d')} {change.label}: {change.path} "
+                             "already exists, though it is not among the files apply was given (PATH, --files, "
+                             ".gitignore); nothing was written (move it away first)")
 
 
 def write_step(step, selected: SelectedFiles) -> None:
