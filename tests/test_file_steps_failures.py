@@ -152,6 +152,10 @@ def test_a_glob_that_still_matches_files_is_not_an_error(repo, run_cli, tmp_path
     assert result.exit_code == 0, result
     tree = git(repo, "ls-tree", "-r", "--name-only", "out").split()
     assert tree == ["README.md", "pkgs/keep.nix", "pkgs/pytorch-sm70-avx.nix", "pkgs/pytorch-sm70-avx2.nix"]
+    assert "1 file changed (1 removed), 0 edits:\n  pkgs/pytorch-sm80-avx.nix (removed)\n" in \
+        git(repo, "log", "-1", "--format=%B", "out~1")
+    assert "2 files changed (2 renamed), 4 edits:\n  pkgs/pytorch-sm75-avx.nix → pkgs/pytorch-sm70-avx.nix\n" \
+           "  pkgs/pytorch-sm75-avx2.nix → pkgs/pytorch-sm70-avx2.nix\n" in git(repo, "log", "-1", "--format=%B", "out")
 
 
 @pytest.mark.parametrize("params, message", [

@@ -207,7 +207,7 @@ def process_file(path: str, data: bytes, jobs: Sequence[StepJob]) -> list[FileCh
             results.append(FileChange(path, Outcome.CHANGED, language or "", before=current, after=current,
                                       notes=[note], **moved))
             continue
-        if job.needles and not any(n in current for n in job.needles):
+        if op is None and job.needles and not any(n in current for n in job.needles):
             results.append(FileChange(path, Outcome.UNCHANGED, language))
             continue
         if doc is None:
