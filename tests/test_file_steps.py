@@ -200,6 +200,8 @@ def test_show_step_documents_each_kind_with_a_worked_example(run_cli, kind):
     assert result.exit_code == 0, result
     assert f'kind = "{kind}"' in result.stdout and "Example recipe step" in result.stdout
     assert "Parameters:" in result.stdout and "pinshift apply " + kind in result.stdout
+    files = "any" if kind == "remove-files" else "any, self-references in nix"
+    assert result.stdout.splitlines()[0] == f"step kind {kind} (bundled; files: {files})"
 
 
 # --- reports ----------------------------------------------------------------------------------------
