@@ -114,3 +114,22 @@ def test_apply_clones_the_same_bytes_on_a_directory(repo, run_cli, tmp_path):
                     "--set", "select=**/*-sm75-*.nix", "--set", 'values.gpuArchNum="70"',
                     "--set", 'values.gpuArchSM="7.0"', PKGS, cwd=repo)
     assert again.exit_code == 0 and "0 files changed" in again.stdout
+
+
+def test_reports_show_clones_as_source_to_new_with_their_diffs(repo, run_cli, tmp_path):
+    before = git(repo, "for-each-ref")
+    args = ("migrate", str(tmp_path / "sm70.toml"), "--repo", str(repo), "--dry-run")
+    text = run_cli(*args).stdout
+    assert (f"cloned: {PKGS}/pytorch-python313-cuda12_9-sm75-avx.nix ⇒ {PKGS}/pytorch-python313-cuda12_9-sm70-avx.nix\n"
+            f"--- a/{PKGS}/pytorch-python313-cuda12_9-sm75-avx.nix\n+++ b/{PKGS}/pytorch-python313-cuda12_9-sm70-avx.nix\n"
+            ) in text
+    markdown = run_cli(*args, "--format", "markdown").stdout
+    assert (f"<summary><code>{PKGS}/pytorch-python313-cuda12_9-sm75-avx.nix</code> ⇒ "
+            f"<code>{PKGS}/pytorch-python313-cuda12_9-sm70-avx.nix</code> — 4 edits</summary>") in markdown
+    import json
+
+    cloned = json.loads(run_cli(*args, "--format", "json").stdout)["steps"][0]["cloned"]
+    assert cloned[0] == {"source": f"{PKGS}/pytorch-python313-cuda12_9-sm75-armv8_2.nix",
+                         "path": f"{PKGS}/pytorch-python313-cuda12_9-sm70-armv8_2.nix"}
+    assert len(cloned) == 7
+    assert git(repo, "for-each-ref") == before
