@@ -65,3 +65,14 @@ def test_demo_runs_the_bundled_recipe_as_a_user_would(tmp_path, run_cli, monkeyp
     assert "echo 2 > $out/.metadata-rev" in after
     assert git(root, "branch", "--show-current").strip() == "pytorch-2.9"
     assert git(root, "worktree", "list").count("\n") == 1
+
+
+def test_demo_python312_makes_the_python311_branch_with_renamed_files(tmp_path, run_cli):
+    result = run_cli("demo", "--python312", "--dir", str(tmp_path / "py"))
+    assert result.exit_code == 0, result
+    root = tmp_path / "py"
+    assert "branch pytorch-2.9-python312: 67 recipes" in result.stdout
+    assert "  1/4 " in result.stdout and "67 files (67 renamed), 136 edits" in result.stdout
+    names = git(root, "ls-tree", "-r", "--name-only", "pytorch-2.9-python311", ".flox/pkgs").split()
+    assert len(names) == 67 and all("-python311-" in name for name in names)
+    assert git(root, "branch", "--show-current").strip() == "pytorch-2.9-python312"

@@ -180,7 +180,7 @@ def test_a_repository_without_the_kind_rejects_the_recipe_that_needs_it(run_cli,
     root = make_repo({".pinshift/recipes/words.toml": WORDS})
     line = one_line_error(run_cli("show", "words", cwd=root))
     assert line.startswith("pinshift: error: .pinshift/recipes/words.toml: step 1 (word-swap): unknown step kind "
-                           "(known: metadata-rev, pin-swap, ")
+                           "(known: clone-files, metadata-rev, pin-swap, ")
     shown = run_cli("show", "words", "--migrations", str(WORD_SWAP.parent), cwd=root)
     assert shown.exit_code == 0, shown
     assert f"note: step kind 'word-swap' loaded from {WORD_SWAP}" in shown.stdout
@@ -216,7 +216,7 @@ def test_show_step_of_a_kind_from_migrations_dir(run_cli, repo):
 
 def test_show_unknown_step_kind(run_cli, repo):
     line = one_line_error(run_cli("show", "--step", "warp", cwd=repo))
-    assert line.startswith("pinshift: error: unknown step kind 'warp' (known: metadata-rev, pin-swap, ")
+    assert line.startswith("pinshift: error: unknown step kind 'warp' (known: clone-files, metadata-rev, pin-swap, ")
 
 
 def test_migrations_dir_that_does_not_exist(run_cli, repo):
@@ -249,7 +249,7 @@ def test_missing_parameter_names_file_step_kind_and_key(run_cli, repo):
      '[steps.params]\npaths = ["a"]\nold = "b"\n',
      "recipes/x.toml: step 2 (replace-in-strings): missing parameter 'new'"),
     ('name = "x"\n[[steps]]\nkind = "metadata-rev"\n[[steps]]\nkind = "warp-drive"\n',
-     "recipes/x.toml: step 2 (warp-drive): unknown step kind (known: metadata-rev, pin-swap, "),
+     "recipes/x.toml: step 2 (warp-drive): unknown step kind (known: clone-files, metadata-rev, pin-swap, "),
     ('name = "x"\n[[steps]]\nkind = "metadata-rev"\n[steps.params]\nmissing = "sometimes"\n',
      "recipes/x.toml: step 1 (metadata-rev): 'missing' must be one of 'skip', 'insert', 'error', not 'sometimes'"),
     ('name = "x"\n[[steps]]\nkind = "metadata-rev"\n[steps.params]\nvalue = "seven"\n',

@@ -237,3 +237,16 @@ def test_migrate_verify_commits_when_compatible(run_cli, make_repo, nixpkgs, tmp
     assert result.exit_code == 0, result
     assert "verify: migrated recipes verified, 0 warnings" in result.stderr
     assert first in git(repo, "show", "on-stub:.flox/pkgs/pytorch-python313-cpu-avx2.nix")
+
+
+def test_migrate_verify_checks_the_files_as_renamed_and_removed(run_cli, make_repo, nixpkgs, tmp_path):
+    """A recipe that removes the incompatible recipe and renames the other verifies (and commits) what remains."""
+    clone, _, second = nixpkgs
+    repo, recipe = _recipe_repo(make_repo, tmp_path, second)
+    with recipe.open("a") as handle:
+        handle.write('\n[[steps]]\nkind = "remove-files"\n[steps.params]\nselect = [".flox/pkgs/*-sm90-*.nix"]\n'
+                     '\n[[steps]]\nkind = "rename-files"\n[steps.params]\nfrom = "python313"\nto = "python3xx"\n')
+    result = run_cli("migrate", str(recipe), "--repo", str(repo), "--verify", "--nixpkgs", str(clone))
+    assert result.exit_code == 0, result
+    assert "verify: migrated recipes verified, 0 warnings" in result.stderr
+    assert git(repo, "ls-tree", "-r", "--name-only", "on-stub").split() == [".flox/pkgs/pytorch-python3xx-cpu-avx2.nix"]

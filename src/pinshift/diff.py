@@ -19,11 +19,15 @@ def _lines(data: bytes) -> list[bytes]:
     return lines
 
 
-def unified_diff(path: str, before: bytes, after: bytes, context: int = 3) -> bytes:
-    """A unified diff of one file (empty when nothing changed), with a/ and b/ prefixes."""
+def unified_diff(path: str, before: bytes, after: bytes, context: int = 3, old_path: str | None = None) -> bytes:
+    """A unified diff of one file (empty when nothing changed), with a/ and b/ prefixes.
+
+    `old_path`: where the file was before (a renamed or cloned file), for the `a/` side.
+    """
     if before == after:
         return b""
     name = path.lstrip("/").encode("utf-8", "surrogateescape")  # an absolute path gets `a/tmp/x`, not `a//tmp/x`
+    old_name = name if old_path is None else old_path.lstrip("/").encode("utf-8", "surrogateescape")
     old, new = _lines(before), _lines(after)
     # Only the stretch between the common first and last lines can differ: diff that window (plus
     # context) and shift the hunk headers, instead of matching every line of a long file.
@@ -37,7 +41,7 @@ def unified_diff(path: str, before: bytes, after: bytes, context: int = 3) -> by
         difflib.unified_diff,
         old[start : len(old) - max(0, tail - context)],
         new[start : len(new) - max(0, tail - context)],
-        fromfile=b"a/" + name,
+        fromfile=b"a/" + old_name,
         tofile=b"b/" + name,
         n=context,
     )
@@ -54,6 +58,6 @@ def _shifted(match: re.Match, offset: int) -> bytes:
     return b"@@ -%d%s +%d%s @@" % (int(old_start) + offset, old_len or b"", int(new_start) + offset, new_len or b"")
 
 
-def diff_text(path: str, before: bytes, after: bytes, context: int = 3) -> str:
+def diff_text(path: str, before: bytes, after: bytes, context: int = 3, old_path: str | None = None) -> str:
     """The same diff decoded for display; undecodable bytes are shown as replacement characters."""
-    return unified_diff(path, before, after, context).decode("utf-8", "replace")
+    return unified_diff(path, before, after, context, old_path).decode("utf-8", "replace")

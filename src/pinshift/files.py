@@ -16,7 +16,7 @@ import os
 import stat
 import struct
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Protocol
 
@@ -86,6 +86,16 @@ class DirectoryTree:
         if not real.is_relative_to(self.root):
             raise SkippedFile(f"{path}: symlink to {real}, outside the repository; skipped")
         return real
+
+    def mode(self, path: str) -> str | None:
+        """The git mode `path` would have: "120000" for a symlink, "100755" if executable, else "100644"."""
+        try:
+            info = os.lstat(self.root / path)
+        except OSError:
+            return None
+        if stat.S_ISLNK(info.st_mode):
+            return "120000"
+        return "100755" if info.st_mode & 0o111 else "100644"
 
     def read(self, path: str) -> bytes:
         """The bytes of a regular file; anything else (fifo, socket, device, directory) is skipped unopened."""

@@ -107,6 +107,11 @@ class CommitTree:
             self._blobs[path] = output[header_end + 1 : header_end + 1 + size]
             position = header_end + 1 + size + 1
 
+    def mode(self, path: str) -> str | None:
+        """The git mode of `path` ("100644", "100755", "120000"...), None when the commit has no such path."""
+        entry = self._entries.get(path)
+        return entry[0] if entry else None
+
     def read(self, path: str) -> bytes:
         mode, size, sha = self._entries[path]
         if mode == "120000":
@@ -476,9 +481,39 @@ class Worktree:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
 
+    def create(self, path: str, data: bytes, mode: str) -> None:
+        """Write a file the commit adds (a renamed or cloned recipe) with git mode `mode`, creating directories.
+
+        No directory on the way may be a symlink: a new file never lands outside this checkout.
+        """
+        target = self.path / path
+        directory = self.path
+        for part in Path(path).parts[:-1]:
+            directory = directory / part
+            if directory.is_symlink():
+                raise GitError(f"cannot write {path}: {directory.relative_to(self.path)} is a symlink")
+            directory.mkdir(exist_ok=True)
+        permissions = 0o755 if mode == "100755" else 0o644
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, permissions)
+        with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), permissions)
+            handle.write(data)
+
+    def delete(self, path: str) -> None:
+        """Remove a checked-out file (the link itself for a symlink) and the directories it leaves empty."""
+        target = self.path / path
+        os.unlink(target)
+        directory = target.parent
+        while directory != self.path and not any(directory.iterdir()):
+            directory.rmdir()
+            directory = directory.parent
+
     def commit(self, paths: list[str], message: str, no_verify: bool = False) -> str:
-        """Stage `paths` and commit them through git (hooks, identity, signing apply); the new commit id."""
-        self._git("add", "--", *paths)
+        """Stage `paths` (changes, additions and deletions) and commit them through git; the new commit id.
+
+        Hooks, identity and signing apply. Paths are literal: `[` or `*` in a name is not a glob.
+        """
+        self._git("add", "-A", "--", *[f":(literal){p}" for p in paths])
         args = ["commit", "-q", "--cleanup=whitespace", "-m", message]
         if no_verify:
             args.append("--no-verify")

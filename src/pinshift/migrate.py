@@ -21,7 +21,7 @@ from pinshift.errors import GitError, IncompleteRun, StepFailed, UsageError
 from pinshift.gitrepo import Repository, StepRecord
 from pinshift.interrupts import deferred
 from pinshift.placeholders import migration_branches
-from pinshift.plan import Plan, StepPlan
+from pinshift.plan import Plan, StepPlan, tree_changes
 from pinshift.recipes import Recipe, RecipeStep, find_recipe, validate_recipe
 from pinshift.runner import RunOptions, plan_recipe
 from pinshift.kinds import available_kinds
@@ -220,12 +220,14 @@ def commit_message(step: StepPlan, recipe: str) -> str:
     if body.strip():
         paragraphs.append(body.strip())
     changed = step.changed
-    counts = f"{len(changed)} file{'s' if len(changed) != 1 else ''} changed, " \
+    operations = step.operation_counts
+    counts = f"{len(changed)} file{'s' if len(changed) != 1 else ''} changed" \
+             f"{f' ({operations})' if operations else ''}, " \
              f"{step.edit_count} edit{'s' if step.edit_count != 1 else ''}"
     if step.warnings:
         counts += f", {len(step.warnings)} warning{'s' if len(step.warnings) != 1 else ''}"
     if len(changed) <= LISTED_FILES:
-        counts += ":\n" + "\n".join(f"  {c.path}" for c in changed)
+        counts += ":\n" + "\n".join(f"  {c.label}" for c in changed)
     paragraphs.append(counts)
     paragraphs.append(f"Pinshift-Recipe: {recipe}\nPinshift-Step: {step.index}/{step.total} {step.kind}")
     return "\n\n".join(paragraphs) + "\n"
@@ -256,10 +258,16 @@ def run(migration: Migration, planned: Plan) -> Result:
                 raise _step_failed(step, failure(step, options.strict), migration, head)
             if not step.changed:
                 continue
-            for change in step.changed:
-                worktree.write(change.path, change.after)
+            changes = tree_changes(step)
+            for change in changes:
+                if change.data is None:
+                    worktree.delete(change.path)
+                elif change.mode is not None:
+                    worktree.create(change.path, change.data, change.mode)
+                else:
+                    worktree.write(change.path, change.data)
             try:
-                head = step.commit = worktree.commit([c.path for c in step.changed],
+                head = step.commit = worktree.commit([c.path for c in changes],
                                                      commit_message(step, migration.recipe.name), options.no_verify)
             except GitError as error:
                 raise _step_failed(step, str(error), migration, head) from None

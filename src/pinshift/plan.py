@@ -50,7 +50,14 @@ class AppliedEdit:
 
 @dataclass
 class FileChange:
-    """One file's outcome in one step. `before`/`after` hold bytes only when it changed."""
+    """One file's outcome in one step. `before`/`after` hold bytes only when it changed.
+
+    File-level steps (rename-files, clone-files, remove-files) also move paths: a renamed
+    file is recorded at its new `path` with `old_path`, a clone at its new `path` with
+    `source` (its `before` is the source's bytes, so the diff shows what differs from it),
+    a removed file at its `path` with `removed` (and no `after`). `mode` is the git mode
+    a new path gets ("100644", "100755"), copied from the file it came from.
+    """
 
     path: str
     outcome: Outcome
@@ -63,6 +70,32 @@ class FileChange:
     notes: list[Warning] = field(default_factory=list)  # what the step left alone on purpose (never fails --strict)
     # (facts,) a speculatively prepared step gathered from this file; the runner empties it (see runner.run_jobs)
     survey: tuple | None = field(default=None, repr=False, compare=False)
+    old_path: str | None = None  # renamed from this path
+    source: str | None = None  # cloned from this path
+    removed: bool = False  # the step removes this path
+    mode: str | None = None  # git mode of a new path (renamed or cloned), else None
+
+    @property
+    def operation(self) -> str:
+        """"renamed", "cloned", "removed", or "" for an edit in place."""
+        if self.removed:
+            return "removed"
+        if self.old_path is not None:
+            return "renamed"
+        if self.source is not None:
+            return "cloned"
+        return ""
+
+    @property
+    def label(self) -> str:
+        """The file as reviewers read it: `old → new` (renamed), `source ⇒ new` (cloned), `path (removed)`."""
+        if self.old_path is not None:
+            return f"{self.old_path} → {self.path}"
+        if self.source is not None:
+            return f"{self.source} ⇒ {self.path}"
+        if self.removed:
+            return f"{self.path} (removed)"
+        return self.path
 
 
 @dataclass
@@ -99,6 +132,16 @@ class StepPlan:
     def edit_count(self) -> int:
         return sum(len(f.edits) for f in self.changed)
 
+    def operations(self, name: str) -> list[FileChange]:
+        """The changed files this step "renamed", "cloned" or "removed"."""
+        return [f for f in self.changed if f.operation == name]
+
+    @property
+    def operation_counts(self) -> str:
+        """`66 renamed`, `7 cloned, 1 removed`: the files the step moved; "" for a step that edits in place."""
+        counts = [(len(self.operations(name)), name) for name in ("renamed", "cloned", "removed")]
+        return ", ".join(f"{count} {name}" for count, name in counts if count)
+
 
 @dataclass
 class Plan:
@@ -129,3 +172,36 @@ class Plan:
     @property
     def would_change(self) -> bool:
         return any(s.changed for s in self.steps)
+
+
+@dataclass(frozen=True)
+class TreeChange:
+    """One path of the tree a step's commit records: its new bytes, or its deletion (`data` None).
+
+    `mode` is set for a path the step creates (a renamed or cloned file: the mode of the
+    file it came from); None keeps the mode of the file already there.
+    """
+
+    path: str
+    data: bytes | None
+    mode: str | None = None
+
+
+def tree_changes(step: StepPlan) -> list[TreeChange]:
+    """What committing `step` does to the tree: writes first, then deletions (paths not also written).
+
+    The one place that turns a StepPlan into paths and bytes; `migrate` commits them and
+    `apply` writes them to disk.
+    """
+    writes: list[TreeChange] = []
+    deletions: list[str] = []
+    for change in step.changed:
+        if change.removed:
+            deletions.append(change.path)
+            continue
+        if change.old_path is not None:
+            deletions.append(change.old_path)
+        new = change.old_path is not None or change.source is not None
+        writes.append(TreeChange(change.path, change.after, change.mode if new else None))
+    written = {w.path for w in writes}
+    return writes + [TreeChange(path, None) for path in deletions if path not in written]

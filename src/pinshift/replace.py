@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pinshift.errors import RestoreFailed, WriteFailed, WriteInterrupted, WriteRefused
-from pinshift.files import file_kind, inode_flags, temp_beside
+from pinshift.files import current_umask, file_kind, inode_flags, temp_beside
 from pinshift.interrupts import deferred
 
 NOTHING_CHANGED = "no file was changed"
@@ -41,19 +41,32 @@ NOTHING_CHANGED = "no file was changed"
 
 @dataclass(frozen=True)
 class Replacement:
-    """One file to replace: where it is, the bytes pinshift planned from and the bytes to write."""
+    """One file to replace, create or remove: where it is, the bytes pinshift planned from, the bytes to write.
+
+    `before` None: a new file (there must be none at `target`), made with git `mode`
+    ("100755": executable). `after` None: the file is removed (it must still hold `before`).
+    """
 
     shown: str  # the path as the user reads it
     target: Path  # the file itself (a symlink inside the tree already resolved)
-    before: bytes
-    after: bytes
+    before: bytes | None
+    after: bytes | None
+    mode: str | None = None
+
+    @property
+    def creates(self) -> bool:
+        return self.before is None
+
+    @property
+    def removes(self) -> bool:
+        return self.after is None
 
 
 @dataclass
 class _Staged:
     item: Replacement
-    identity: tuple  # what the target looked like when checked; it must still look so when replaced
-    like: os.stat_result
+    identity: tuple | None  # what the target looked like when checked (None: there must be none); so when replaced
+    like: os.stat_result | None
     temp: Path | None = None
     original: Path | None = None  # the original bytes under a second name, until every file is replaced
     replaced: bool = False
@@ -80,9 +93,13 @@ def _read_regular(path: Path) -> bytes:
         return handle.read()
 
 
-def _check(item: Replacement) -> _Problem | os.stat_result:
-    """The target's stat when it may be replaced, else the problem."""
+def _check(item: Replacement) -> _Problem | os.stat_result | None:
+    """The target's stat when it may be replaced (None for a new file that may be made), else the problem."""
     shown, target = item.shown, item.target
+    if item.creates:
+        if os.path.lexists(target):
+            return _Problem(f"{shown}: already exists; left alone (move it away first)", False)
+        return _may_write_in(shown, target.parent)
     try:
         info = os.lstat(target)
     except FileNotFoundError:
@@ -116,7 +133,19 @@ def _may_write(shown: str, target: Path, info: os.stat_result) -> _Problem | Non
         option = "i" if flag == "immutable" else "a"
         return _Problem(f"{shown}: {flag} (chattr +{option}); remove the flag (chattr -{option}) to let pinshift "
                         "change it", False)
-    directory = target.parent
+    problem = _may_write_in(shown, target.parent)
+    if problem is not None:
+        return problem
+    if not os.access(target, os.W_OK):
+        return _Problem(f"{shown}: not writable by this user (mode {mode:04o}, owner uid {info.st_uid})", False)
+    if os.geteuid() != 0 and (info.st_uid != os.geteuid() or info.st_gid not in {os.getegid(), *os.getgroups()}):
+        return _Problem(f"{shown}: owned by uid {info.st_uid} gid {info.st_gid}; a rewritten file would change "
+                        "hands, so it is left alone", False)
+    return None
+
+
+def _may_write_in(shown: str, directory: Path) -> _Problem | None:
+    """Why no file can be made or replaced in `directory` (a read-only mount, chattr +i, permissions)."""
     try:
         read_only_mount = bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
     except OSError:
@@ -125,13 +154,10 @@ def _may_write(shown: str, target: Path, info: os.stat_result) -> _Problem | Non
         return _Problem(f"{shown}: on a read-only file system", True)
     if "immutable" in inode_flags(directory):
         return _Problem(f"{shown}: its directory {directory} is immutable (chattr +i)", True)
+    if not os.path.isdir(directory):
+        return _Problem(f"{shown}: its directory {directory} does not exist", True)
     if not os.access(directory, os.W_OK | os.X_OK):
         return _Problem(f"{shown}: its directory {directory} is not writable by this user", True)
-    if not os.access(target, os.W_OK):
-        return _Problem(f"{shown}: not writable by this user (mode {mode:04o}, owner uid {info.st_uid})", False)
-    if os.geteuid() != 0 and (info.st_uid != os.geteuid() or info.st_gid not in {os.getegid(), *os.getgroups()}):
-        return _Problem(f"{shown}: owned by uid {info.st_uid} gid {info.st_gid}; a rewritten file would change "
-                        "hands, so it is left alone", False)
     return None
 
 
@@ -142,7 +168,7 @@ def _checked(items: Sequence[Replacement]) -> list[_Staged]:
         if isinstance(result, _Problem):
             problems.append(result)
         else:
-            staged.append(_Staged(item, _identity(result), result))
+            staged.append(_Staged(item, _identity(result) if result is not None else None, result))
     if not problems:
         return staged
     reasons = [p.reason for p in problems]
@@ -186,8 +212,12 @@ def _prepare(staged: list[_Staged], caught: list[int]) -> None:
         if caught:
             raise _interrupted(caught[0], NOTHING_CHANGED)
         try:
-            entry.temp = temp_beside(entry.item.target, entry.item.after, entry.like)
-            entry.original = _keep_original(entry)
+            if not entry.item.removes:
+                entry.temp = temp_beside(entry.item.target, entry.item.after, entry.like)
+                if entry.item.creates and entry.item.mode == "100755":
+                    os.chmod(entry.temp, 0o777 & ~current_umask())
+            if not entry.item.creates:
+                entry.original = _keep_original(entry)
         except OSError as error:
             raise WriteFailed(f"{entry.item.shown}: cannot write beside it ({error.strerror or error}); "
                               f"{NOTHING_CHANGED}") from None
@@ -212,12 +242,20 @@ def _replace(staged: list[_Staged], caught: list[int]) -> None:
             info = os.lstat(entry.item.target)
         except OSError:
             info = None
-        if info is None or _identity(info) != entry.identity:
+        now = _identity(info) if info is not None else None
+        if now != entry.identity:
             raise _Stopped(f"{entry.item.shown}: changed while pinshift was writing; left alone", refused=True)
         try:
-            os.replace(entry.temp, entry.item.target)
+            if entry.item.creates:
+                os.link(entry.temp, entry.item.target)  # fails, rather than overwrite, should a file appear now
+                os.unlink(entry.temp)
+            elif entry.item.removes:
+                os.unlink(entry.item.target)
+            else:
+                os.replace(entry.temp, entry.item.target)
         except OSError as error:
-            raise _Stopped(f"{entry.item.shown}: cannot replace it ({error.strerror or error})") from None
+            verb = "create" if entry.item.creates else "remove" if entry.item.removes else "replace"
+            raise _Stopped(f"{entry.item.shown}: cannot {verb} it ({error.strerror or error})") from None
         entry.replaced, entry.temp = True, None
 
 
@@ -226,7 +264,10 @@ def _restore(staged: list[_Staged]) -> list[tuple[_Staged, OSError]]:
     failed = []
     for entry in reversed([e for e in staged if e.replaced]):
         try:
-            os.replace(entry.original, entry.item.target)
+            if entry.item.creates:
+                os.unlink(entry.item.target)
+            else:
+                os.replace(entry.original, entry.item.target)
         except OSError as error:
             entry.keep = True
             failed.append((entry, error))
@@ -246,8 +287,9 @@ def _rolled_back(stop: _Stopped, staged: list[_Staged]) -> Exception:
         error_class = WriteRefused if stop.refused else WriteFailed
         return error_class(f"{stop.reason}; {restored}{NOTHING_CHANGED}")
     cause = stop.reason or f"interrupted ({signal.Signals(stop.signum).name})"
-    states = "; ".join(f"{e.item.shown} holds the NEW content (putting it back failed: {why.strerror or why}; "
-                       f"its original is {e.original})" for e, why in failed)
+    states = "; ".join(f"{e.item.shown} was created (removing it failed: {why.strerror or why})" if e.item.creates
+                       else f"{e.item.shown} holds the NEW content (putting it back failed: {why.strerror or why}; "
+                            f"its original is {e.original})" for e, why in failed)
     kept = {e.item.shown for e, _ in failed}
     restored = [shown for shown in replaced if shown not in kept]
     also = f"; put back: {', '.join(restored)}" if restored else ""

@@ -14,6 +14,14 @@ files are independent, so a process pool can share them out (see
 *segment*, and the files are surveyed, as the steps before it left them, before
 the segment runs. Results are merged in path order, so serial and parallel runs
 give identical plans.
+
+A file-level step (rename-files, clone-files, remove-files: a kind with
+`plan_paths`) also starts a segment. Its paths are planned first, from the paths
+as the steps before it left them, and checked (`pinshift.fileops.check_file_ops`)
+before any content is planned; the WorkingSet then moves them, and the segment's
+content pass runs the step's `plan` on each new path (its self-references)
+before the later steps, which see the new paths. A later step whose globs name
+only paths taken away is a recipe error.
 """
 
 from __future__ import annotations
@@ -24,7 +32,8 @@ from typing import Any
 
 from pinshift import languages, pool
 from pinshift.edits import apply_to_document, normalize_edits
-from pinshift.errors import EditConflict, EditRefused, PinshiftError, StepScriptError
+from pinshift.errors import EditConflict, EditRefused, PinshiftError, RecipeError, StepFailed, StepScriptError
+from pinshift.fileops import FileOp, check_file_ops
 from pinshift.files import SkippedFile, SourceTree
 from pinshift.globs import matches
 from pinshift.plan import AppliedEdit, FileChange, Outcome, Plan, StepPlan, Warning
@@ -46,25 +55,70 @@ class RunOptions:
 
 
 class WorkingSet:
-    """The files of a tree as the steps so far have left them (an overlay of changed bytes)."""
+    """The files of a tree as the steps so far have left them.
+
+    An overlay over the tree: `changed` holds new bytes by path; a file-level step
+    adds paths (`added`: new path -> the tree path whose file it is, renamed or
+    cloned) and takes paths away (`removed`: path -> what took it away, for errors
+    that name a path a later step still names). `paths()` and `read()` reflect
+    both; reading a removed path raises.
+    """
 
     def __init__(self, tree: SourceTree):
         self.tree = tree
         self.changed: dict[str, bytes] = {}
+        self.added: dict[str, str] = {}
+        self.removed: dict[str, str] = {}
 
     def paths(self) -> list[str]:
-        return self.tree.paths()
+        if not self.added and not self.removed:
+            return self.tree.paths()
+        return sorted({p for p in self.tree.paths() if p not in self.removed} | set(self.added))
+
+    def _origin(self, path: str) -> str:
+        if path in self.added:
+            return self.added[path]
+        if path in self.removed:
+            raise PinshiftError(f"{path} {self.removed[path]}; a later step cannot read it")
+        return path
 
     def read(self, path: str) -> bytes:
         if path in self.changed:
             return self.changed[path]
-        return self.tree.read(path)
+        return self.tree.read(self._origin(path))
+
+    def mode(self, path: str) -> str:
+        """The git mode of `path` ("100644", "100755", "120000" for a symlink); "100644" when the tree cannot say."""
+        hook = getattr(self.tree, "mode", None)
+        found = hook(self._origin(path)) if hook is not None else None
+        return found or "100644"
 
     def prefetch(self, paths: Sequence[str]) -> None:
         """Let the tree read `paths` in bulk if it can (git objects: one batch instead of a read per file)."""
         hook = getattr(self.tree, "prefetch", None)
         if hook is not None:
-            hook([p for p in paths if p not in self.changed])
+            hook([self.added.get(p, p) for p in paths if p not in self.changed and p not in self.removed])
+
+    def apply_ops(self, ops: Sequence[FileOp], why: Callable[[FileOp], str]) -> None:
+        """Move paths as one step's file operations say, all at once (`a → b` and `b → c` in one step work).
+
+        `why(op)` is what a later read or glob of a path taken away will be told.
+        """
+        changed, added = dict(self.changed), dict(self.added)
+        for op in ops:
+            if op.action in ("rename", "remove"):
+                self.changed.pop(op.path, None)
+                self.added.pop(op.path, None)
+                self.removed[op.path] = why(op)
+        for op in ops:
+            if op.target is None:
+                continue
+            if op.path in changed:
+                self.changed[op.target] = changed[op.path]
+            else:
+                self.changed.pop(op.target, None)
+            self.added[op.target] = added.get(op.path, op.path)
+            self.removed.pop(op.target, None)
 
 
 @dataclass
@@ -82,9 +136,19 @@ class StepJob:
     raw_params: Mapping[str, Any] = field(default_factory=dict)
     needles: tuple[bytes, ...] = ()
     survey_params: Any = None  # set while the params are a guess: survey each file with these (see run_jobs)
+    # a file-level step, once its paths are planned: new path -> the rename or clone that made it
+    file_ops: Mapping[str, FileOp] | None = None
+    existing: Mapping[str, bytes] = field(default_factory=dict)  # clone targets already there: their bytes
 
     def applies_to(self, path: str, language: str | None) -> bool:
+        if self.kind.plans_paths:  # the files it renamed or cloned, and only those, whatever their language
+            return self.file_ops is not None and path in self.file_ops
         return language is not None and language in self.kind.languages and matches(path, self.globs)
+
+    @property
+    def label(self) -> str:
+        """How errors name the step: `step 2/4 (rename-files)` in a recipe, the kind alone for `apply`."""
+        return f"step {self.index}/{self.total} ({self.kind.name})" if self.recipe else self.kind.name
 
     def new_plan(self) -> StepPlan:
         step = StepPlan(
@@ -123,7 +187,9 @@ def process_file(path: str, data: bytes, jobs: Sequence[StepJob]) -> list[FileCh
     """Run `jobs` in order on one file; one FileChange per job (None where the job does not apply).
 
     The file is parsed at most once; after each changing step the tree is
-    re-parsed incrementally from the edits.
+    re-parsed incrementally from the edits. For a file a file-level step has just
+    renamed or cloned, that step's FileChange is always `changed` (the path moved),
+    with the self-reference edits its `plan` made.
     """
     language = languages.language_for(path)
     results: list[FileChange | None] = []
@@ -132,18 +198,27 @@ def process_file(path: str, data: bytes, jobs: Sequence[StepJob]) -> list[FileCh
         if not job.applies_to(path, language):
             results.append(None)
             continue
+        op = job.file_ops.get(path) if job.file_ops is not None else None
+        moved = _moved(op)
         current = doc.data if doc is not None else data
-        if job.needles and not any(n in current for n in job.needles):
+        if op is not None and language not in job.kind.languages:
+            note = Warning(path, 0, 0, f"not a {'/'.join(job.kind.languages) or 'parsed'} file: moved as it is, "
+                                       "self-references not updated")
+            results.append(FileChange(path, Outcome.CHANGED, language or "", before=current, after=current,
+                                      notes=[note], **moved))
+            continue
+        if op is None and job.needles and not any(n in current for n in job.needles):
             results.append(FileChange(path, Outcome.UNCHANGED, language))
             continue
         if doc is None:
             doc = languages.parse(language, data, path)
         if doc.problems:
-            results.append(FileChange(path, Outcome.REFUSED, language, reason=_refusal(doc)))
+            results.append(FileChange(path, Outcome.REFUSED, language, reason=_refusal(doc), **moved))
             continue
-        output = job.kind.plan(doc, job.params, StepContext(path=path, recipe=job.recipe, step_index=job.index))
+        context = StepContext(path=path, recipe=job.recipe, step_index=job.index, source=op.path if op else "")
+        output = job.kind.plan(doc, job.params, context)
         change = FileChange(path, Outcome.UNCHANGED, language, warnings=_warnings(doc, output.warnings),
-                            notes=_warnings(doc, getattr(output, "notes", ())))
+                            notes=_warnings(doc, getattr(output, "notes", ())), **moved)
         if job.survey_params is not None:
             change.survey = (job.kind.survey(doc, job.survey_params),)
         refusals = getattr(output, "refusals", ())
@@ -165,8 +240,18 @@ def process_file(path: str, data: bytes, jobs: Sequence[StepJob]) -> list[FileCh
             change.before, change.after = doc.data, result.data
             change.edits = _applied(doc, edits)
             doc = result
+        elif op is not None:
+            change.outcome = Outcome.CHANGED
+            change.before = change.after = doc.data
         results.append(change)
     return results
+
+
+def _moved(op: FileOp | None) -> dict[str, Any]:
+    """The FileChange fields that say where a renamed or cloned file came from."""
+    if op is None:
+        return {}
+    return {"old_path": op.path} if op.action == "rename" else {"source": op.path}
 
 
 # --- segments: where a step needs every file before it can plan ------------------------------
@@ -213,13 +298,111 @@ class SurveyDocuments(Sequence):
 
 
 def _segments(jobs: Sequence[StepJob]) -> list[list[int]]:
-    """Positions of `jobs`, grouped so that each group after the first starts with a surveying step."""
+    """Positions of `jobs`, grouped so that each group after the first starts with a surveying or file-level step."""
     segments: list[list[int]] = []
     for position, job in enumerate(jobs):
-        if not segments or _needs_survey(job):
+        if not segments or _needs_survey(job) or job.kind.plans_paths:
             segments.append([])
         segments[-1].append(position)
     return segments
+
+
+# --- file-level steps: paths planned before contents -----------------------------------------
+
+
+def _bytes_or_none(files: WorkingSet, path: str) -> bytes | None:
+    """What a removed file held when planned (writers check it is still that), or None if it is not read."""
+    try:
+        return files.read(path)
+    except SkippedFile:
+        return None
+
+
+def _plan_paths(files: WorkingSet, job: StepJob, plan: StepPlan) -> tuple[StepJob, dict[str, str]]:
+    """Plan and check a file-level step's operations, move the paths in `files`; (job, modes of new paths).
+
+    Removals are recorded in `plan` here (they have no content to plan); renames and
+    clones get their FileChange from the content pass, where the job applies to their
+    new paths only. A source that cannot be read (symlink, binary, too large) is skipped
+    with its reason, like any file a step cannot read.
+    """
+    current = files.paths()
+    selected = [p for p in current if matches(p, job.globs)]
+    wanted = job.kind.plan_paths(selected, job.params)
+    files.prefetch([op.path for op in wanted if op.target is not None])
+    ops = []
+    for op in wanted:
+        reason = _unmovable(files, op.path) if op.target is not None else None
+        if reason:
+            plan.files.append(FileChange(op.path, Outcome.SKIPPED, languages.language_for(op.path) or "", reason=reason))
+        else:
+            ops.append(op)
+    check_file_ops(ops, current, job.globs, job.label)
+    present = set(current)
+    existing = {op.target: _existing(files, op, job) for op in ops if op.action == "clone" and op.target in present}
+    modes = {op.target: files.mode(op.path) for op in ops if op.target is not None}
+    for op in ops:
+        if op.action == "remove":
+            plan.files.append(FileChange(op.path, Outcome.CHANGED, languages.language_for(op.path) or "",
+                                         before=_bytes_or_none(files, op.path), removed=True))
+    step = f"step {job.index} ({job.kind.name})"
+    files.apply_ops(ops, lambda op: f"was renamed to {op.target} by {step}" if op.action == "rename"
+                    else f"was removed by {step}")
+    return replace(job, file_ops={op.target: op for op in ops if op.target is not None}, existing=existing), modes
+
+
+def _unmovable(files: WorkingSet, path: str) -> str | None:
+    """Why the file at `path` cannot be renamed or cloned, or None."""
+    if files.mode(path) == "120000":
+        return f"{path}: symlink; not renamed or cloned"
+    try:
+        files.read(path)
+    except SkippedFile as skipped:
+        return str(skipped)
+    return None
+
+
+def _existing(files: WorkingSet, op: FileOp, job: StepJob) -> bytes:
+    """The bytes of a clone's target that is already there (compared with the clone once it is planned)."""
+    try:
+        return files.read(op.target)
+    except SkippedFile as skipped:
+        raise StepFailed(f"{job.label}: cannot clone {op.path} to {op.target}, which already exists "
+                         f"({skipped}); nothing was written (remove it first, or choose another 'to')") from None
+
+
+def _settle_file_ops(files: WorkingSet, job: StepJob, results: list, modes: Mapping[str, str]) -> None:
+    """Give new paths their mode; a clone onto an existing file: byte-identical is a no-op, else refused."""
+    for path, changes in results:
+        change = changes[0]
+        if change is None:
+            continue
+        change.mode = modes.get(path)
+        if path not in job.existing or change.outcome is not Outcome.CHANGED:
+            continue
+        if change.after != job.existing[path]:
+            raise StepFailed(f"{job.label}: cannot clone {change.source} to {path}, which already exists with "
+                             f"other contents; nothing was written (remove it in an earlier step, or choose "
+                             f"another 'to')")
+        change.outcome, change.before, change.after, change.edits, change.mode = Outcome.UNCHANGED, None, None, [], None
+        files.added.pop(path, None)  # the file there stays what it is
+
+
+def _check_named_paths(files: WorkingSet, job: StepJob) -> None:
+    """A step whose `files` (or `select`) glob names only paths an earlier step took away is a recipe error."""
+    if not files.removed:
+        return
+    patterns = [("files", g) for g in job.globs]
+    if job.kind.plans_paths:
+        patterns += [("select", g) for g in getattr(job.params, "select", None) or ()]
+    current = files.paths()
+    for key, pattern in patterns:
+        if any(matches(p, (pattern,)) for p in current):
+            continue
+        gone = sorted(p for p in files.removed if matches(p, (pattern,)))
+        if gone:
+            raise RecipeError(f"{job.label}: {key} '{pattern}' names {gone[0]}, which {files.removed[gone[0]]}; "
+                              "name the files as that step leaves them; nothing was written")
 
 
 # --- speculative surveys: guess from a few files, check against all of them -------------------
@@ -302,8 +485,14 @@ def run_jobs(files: WorkingSet, jobs: Sequence[StepJob], options: RunOptions = R
     """
     jobs = list(jobs)
     plans = [job.new_plan() for job in jobs]
-    all_paths = files.paths()
     for positions in _segments(jobs):
+        _check_named_paths(files, jobs[positions[0]])
+        modes: dict[str, str] = {}
+        if jobs[positions[0]].kind.plans_paths:
+            jobs[positions[0]], modes = _plan_paths(files, jobs[positions[0]], plans[positions[0]])
+        for position in positions[1:]:
+            _check_named_paths(files, jobs[position])
+        all_paths = files.paths()
         first = jobs[positions[0]]
         speculated = None
         if _needs_survey(first):
@@ -322,6 +511,8 @@ def run_jobs(files: WorkingSet, jobs: Sequence[StepJob], options: RunOptions = R
             if actual != guess:
                 jobs[positions[0]] = replace(speculated, params=actual)
                 results = _run_segment(files, jobs, positions, all_paths, options)
+        if first.kind.plans_paths:
+            _settle_file_ops(files, first, results, modes)
         for path, changes in results:
             for position, change in zip(positions, changes):
                 if change is not None:

@@ -12,6 +12,7 @@ A step-kind module (see docs/writing-steps.md) defines:
     def survey(doc, params) / resolve(params, surveys)  # optional: prepare split per file (see runner)
     def nixpkgs_query(params) -> NixpkgsQuery | None  # optional: what it needs from a nixpkgs clone
     def with_nixpkgs(params, facts) -> Params        # ...and the params once pinshift.pin_inputs got it
+    def plan_paths(paths, params) -> list[FileOp]   # optional: a file-level step (see pinshift.fileops)
 
 The module docstring is the kind's user documentation (`pinshift show --step KIND`).
 `needles` lists byte strings the step can possibly change; a file containing none
@@ -22,6 +23,9 @@ Which kinds exist and when a file outside pinshift is imported: pinshift.kinds.
 `nixpkgs_query`/`with_nixpkgs` keep a step pure that needs git: the command asks a
 local nixpkgs clone before planning (pinshift.pin_inputs: a branch name resolved to
 its commit, the sha256 of that commit's archive) and hands the answer back as params.
+`plan_paths` makes a file-level step: it maps the paths the step's globs select to
+renames, clones and removals (plain values, no I/O); `plan` then runs on each new
+path, with `context.source` naming the file it came from.
 """
 
 from __future__ import annotations
@@ -73,11 +77,15 @@ class StepOutput:
 
 @dataclass(frozen=True)
 class StepContext:
-    """Where a step runs: the file's repository-relative path and the recipe's name."""
+    """Where a step runs: the file's repository-relative path and the recipe's name.
+
+    `source` is set for a file a file-level step just renamed or cloned: the path it came from.
+    """
 
     path: str
     recipe: str = ""
     step_index: int = 0
+    source: str = ""
 
 
 @dataclass(frozen=True)
@@ -159,6 +167,14 @@ class StepKind:
     def parse_params(self, raw: Mapping[str, Any]) -> Any:
         """Typed Params from recipe/CLI values; raises ParamError naming the key."""
         return self._call("checking its parameters", build_params, self.params_type, raw)
+
+    @property
+    def plans_paths(self) -> bool:
+        """A file-level kind: it renames, clones or removes files (`plan_paths`)."""
+        return callable(getattr(self.module, "plan_paths", None))
+
+    def plan_paths(self, paths: Sequence[str], params: Any) -> list:
+        return list(self._call("planning its paths", self.module.plan_paths, paths, params))
 
     def needles(self, params: Any) -> tuple[bytes, ...]:
         hook = getattr(self.module, "needles", None)

@@ -251,7 +251,11 @@ def verify_plan(tree, planned, options: VerifyOptions) -> Verification:
     final: dict[str, bytes | None] = {path: None for path in tree.paths() if path.endswith(".nix")}
     for step in planned.steps:
         for change in step.changed:
-            if change.path.endswith(".nix"):
+            if change.old_path is not None:  # renamed: only the new path remains
+                final.pop(change.old_path, None)
+            if change.removed:
+                final.pop(change.path, None)
+            elif change.path.endswith(".nix"):
                 final[change.path] = change.after
     recipes = []
     for path, data in sorted(final.items()):

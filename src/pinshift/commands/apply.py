@@ -11,6 +11,7 @@ since it was read, a full disk or a read-only mount leaves every file as it was.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 import types
 import typing
@@ -21,7 +22,7 @@ from typing import Any
 import click
 
 from pinshift.display import printable
-from pinshift.errors import IncompleteRun, ParamError, PinshiftError, UsageError, WriteFailed, WriteRefused
+from pinshift.errors import IncompleteRun, ParamError, PinshiftError, StepFailed, UsageError, WriteFailed, WriteRefused
 from pinshift.files import DEFAULT_MAX_BYTES, DirectoryTree, SkippedFile
 from pinshift.report import emit, options_from, report_options
 
@@ -152,6 +153,10 @@ class SelectedFiles:
         tree, relative = self.entries[path]
         return tree.resolve(relative)
 
+    def mode(self, path: str) -> str | None:
+        tree, relative = self.entries[path]
+        return tree.mode(relative)
+
 
 def select_files(paths: tuple[str, ...], globs: tuple[str, ...], max_bytes: int) -> SelectedFiles:
     """Files matching `globs` under each directory PATH (honouring .gitignore in a work tree), plus named files."""
@@ -176,6 +181,27 @@ def select_files(paths: tuple[str, ...], globs: tuple[str, ...], max_bytes: int)
     return selected
 
 
+def _glob_escape(text: str) -> str:
+    return re.sub(r"([*?[])", r"[\1]", text)
+
+
+def step_globs(paths: tuple[str, ...], globs: tuple[str, ...]) -> tuple[str, ...]:
+    """The step's globs in the paths apply shows (relative to the current directory).
+
+    `--files` globs under each directory PATH, and under the directory of each named file plus
+    the file itself: a renamed or cloned file must keep a name these match.
+    """
+    found: list[str] = []
+    for given in paths:
+        shown = os.path.normpath(given)
+        directory = shown if Path(given).is_dir() else os.path.dirname(shown)
+        if not Path(given).is_dir():
+            found.append(_glob_escape(shown))
+        prefix = "" if directory in ("", ".") else _glob_escape(directory).rstrip("/") + "/"
+        found.extend(prefix + glob for glob in globs)
+    return tuple(dict.fromkeys(found))
+
+
 # --- output ------------------------------------------------------------------------------------
 
 
@@ -186,11 +212,16 @@ def summary(step, written: bool) -> str:
 
     lines = [f"note: {note}" for note in step.notes]
     verb = "changed" if written else "would change"
-    lines.extend(f"{verb}  {c.path} ({plural(len(c.edits), 'edit')})" for c in step.changed)
+    for c in step.changed:
+        if c.removed:
+            lines.append(f"removed  {c.path}")
+        else:
+            lines.append(f"{c.operation or verb}  {c.label} ({plural(len(c.edits), 'edit')})")
     lines.extend(f"skipped  {with_path(c)}" for c in step.skipped)
     lines.extend(f"refused  {with_path(c)}" for c in step.refused)
     lines.extend(f"warning: {w}" for w in step.warnings)
-    lines.append(f"{step.kind}: {plural(len(step.changed), 'file')} {verb}, {plural(step.edit_count, 'edit')}, "
+    operations = f" ({step.operation_counts})" if step.operation_counts else ""
+    lines.append(f"{step.kind}: {plural(len(step.changed), 'file')} {verb}{operations}, {plural(step.edit_count, 'edit')}, "
                  f"{plural(len(step.warnings), 'warning')}, {len(step.skipped)} skipped, {len(step.refused)} refused")
     return "\n".join(printable(line) for line in lines) + "\n"
 
@@ -226,9 +257,11 @@ def plan_apply(options: ApplyOptions):
     params, values = step_params(kind, options.settings)
     selected = select_files(options.paths, options.globs, options.max_bytes)
     [filled] = fill([(kind.name, kind, params)], options.nixpkgs)
-    step = plan_step(WorkingSet(selected), kind, filled.params, ("**",), title=f"{kind.name} (pinshift apply)",
+    step = plan_step(WorkingSet(selected), kind, filled.params, step_globs(options.paths, options.globs),
+                     title=f"{kind.name} (pinshift apply)",
                      raw_params=values, options=RunOptions(strict=options.strict))
     step.notes[:0] = filled.notes
+    check_new_paths(step, selected)
     return Plan(recipe="", steps=[step], repository=os.getcwd(), dry_run=options.dry_run), selected
 
 
@@ -263,14 +296,48 @@ def run_apply(options: ApplyOptions, report) -> int:
     return 0
 
 
+def check_new_paths(step, selected: SelectedFiles) -> None:
+    """A renamed or cloned file must not land on a file apply was not given (the plan cannot see it)."""
+    for change in step.changed:
+        new = change.old_path is not None or change.source is not None
+        if new and change.path not in selected.entries and os.path.lexists(change.path):
+            raise StepFailed(f"{step.kind}: cannot {change.operation.removesuffix('d')} {change.label}: {change.path} "
+                             "already exists, though it is not among the files apply was given (PATH, --files, "
+                             ".gitignore); nothing was written (move it away first)")
+
+
+def originals(step) -> dict[str, bytes | None]:
+    """The bytes pinshift read from each path `step` writes over or removes (a renamed file's under its old path)."""
+    found: dict[str, bytes | None] = {}
+    for change in step.changed:
+        if change.old_path is not None:
+            found[change.old_path] = change.before
+        elif change.source is not None:
+            found.setdefault(change.source, change.before)
+        else:
+            found[change.path] = change.before
+    return found
+
+
 def write_changes(step, selected: SelectedFiles) -> None:
-    """Write every changed file of `step`, all or nothing (pinshift.replace); several refusals are listed first."""
+    """Write, create and remove the files of `step`, all or nothing (pinshift.replace); several refusals listed first.
+
+    Each path's `before` is the bytes pinshift read from it (it must still hold them); a path
+    apply was not given is a new file.
+    """
+    from pinshift.plan import tree_changes
     from pinshift.replace import NOTHING_CHANGED, Replacement, replace_all
 
+    read = originals(step)
     items, unsafe = [], []
-    for change in step.changed:
+    for change in tree_changes(step):
         try:
-            items.append(Replacement(change.path, selected.target(change.path), change.before, change.after))
+            if change.path in selected.entries:
+                target = selected.target(change.path)
+                before = read[change.path] if read.get(change.path) is not None else selected.read(change.path)
+            else:
+                target, before = Path(change.path), None
+            items.append(Replacement(change.path, target, before, change.data, change.mode))
         except SkippedFile as reason:  # a symlink that now loops or leads out of the tree
             unsafe.append(f"{reason}".removesuffix("; skipped") + "; left alone")
     try:

@@ -11,18 +11,31 @@ import click
 @click.command()
 @click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Build the demo repository here (new or empty; default: a new temporary directory).")
-def demo(directory: Path | None) -> None:
+@click.option("--python312", is_flag=True,
+              help="Build a pytorch-2.9-python312 branch (67 variants) instead and make pytorch-2.9-python311 from "
+                   "it: files renamed, package set, description.")
+def demo(directory: Path | None, python312: bool) -> None:
     """Build a `pytorch-2.9` recipe branch (66 variants) and run `pinshift migrate pytorch-2.10-cuda12_9` on it."""
     from pinshift.commands.migrate import run_migration
-    from pinshift.demo.build import BASE, RECIPE, build_demo
     from pinshift.gitrepo import Repository, one_line_log
     from pinshift.migrate import MigrateOptions
     from pinshift.report import ReportOptions
 
-    root = build_demo(directory if directory is not None else Path(tempfile.mkdtemp(prefix="pinshift-demo-")))
-    click.echo(f"demo repository: {root} (branch {BASE}: 66 recipes, README.md, .flox/env/manifest.toml)")
-    click.echo(f"$ pinshift migrate {RECIPE}\n")
-    options = MigrateOptions(recipe=RECIPE, repo=root)
+    where = directory if directory is not None else Path(tempfile.mkdtemp(prefix="pinshift-demo-"))
+    if python312:
+        from pinshift.demo.python_branch import BRANCH as BASE, RECIPE, RECIPE_FILE, build_python312_demo
+
+        root = build_python312_demo(where)
+        click.echo(f"demo repository: {root} (branch {BASE}: 67 recipes, README.md, .flox/env/manifest.toml)")
+        click.echo(f"$ pinshift migrate {RECIPE_FILE.name}\n")
+        options = MigrateOptions(recipe=str(RECIPE_FILE), repo=root)
+    else:
+        from pinshift.demo.build import BASE, RECIPE, build_demo
+
+        root = build_demo(where)
+        click.echo(f"demo repository: {root} (branch {BASE}: 66 recipes, README.md, .flox/env/manifest.toml)")
+        click.echo(f"$ pinshift migrate {RECIPE}\n")
+        options = MigrateOptions(recipe=RECIPE, repo=root)
     code = run_migration(options, ReportOptions())
     repository = Repository.open(root)
     click.echo("\ncommits:")

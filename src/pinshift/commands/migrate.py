@@ -26,7 +26,8 @@ def summary(result) -> str:
     lines.append(f"recipe  {migration.recipe.name}")
     for step in plan.steps:
         commit = short(step.commit) if step.commit else "-" * 7
-        counts = (f"{plural(len(step.changed), 'file')}, {plural(step.edit_count, 'edit')}"
+        operations = f" ({step.operation_counts})" if step.operation_counts else ""
+        counts = (f"{plural(len(step.changed), 'file')}{operations}, {plural(step.edit_count, 'edit')}"
                   if step.changed else "no change, no commit")
         if step.warnings:
             counts += f", {plural(len(step.warnings), 'warning')}"

@@ -180,7 +180,10 @@ def kinds_listing(kinds, root: Path) -> list[str]:
 
 
 def kind_documentation(kind, root: Path) -> list[str]:
-    lines = [f"step kind {kind.name} ({origin_label(kind.origin, root)}; files: {', '.join(kind.languages)})", ""]
+    files = ", ".join(kind.languages) or "any"
+    if kind.plans_paths:
+        files = f"any, self-references in {files}" if kind.languages else "any"
+    lines = [f"step kind {kind.name} ({origin_label(kind.origin, root)}; files: {files})", ""]
     lines.extend(kind.doc.splitlines() or ["(this step kind has no documentation)"])
     rows = parameter_rows(kind)
     lines += ["", "Parameters (as validated; keys are written kebab-case):"]

@@ -37,8 +37,20 @@ def _outcome(change: FileChange) -> dict[str, str]:
     return {"path": change.path, "reason": change.reason}
 
 
+def _file_operations(step: StepPlan) -> dict[str, Any]:
+    """`renamed`, `cloned`, `removed`: present only for a step that moves files (added within pinshift.report/1)."""
+    found: dict[str, Any] = {}
+    renamed = [{"from": c.old_path, "to": c.path} for c in step.operations("renamed")]
+    cloned = [{"source": c.source, "path": c.path} for c in step.operations("cloned")]
+    removed = [c.path for c in step.operations("removed")]
+    for key, items in (("renamed", renamed), ("cloned", cloned), ("removed", removed)):
+        if items:
+            found[key] = items
+    return found
+
+
 def _step(step: StepPlan) -> dict[str, Any]:
-    return {
+    data = {
         "index": step.index,
         "total": step.total,
         "kind": step.kind,
@@ -46,7 +58,7 @@ def _step(step: StepPlan) -> dict[str, Any]:
         "message": step.message,
         "params": step.params,
         "files_changed": [c.path for c in step.changed],
-        "parsers": {c.path: parser_name(c.language) for c in step.changed},
+        "parsers": {c.path: parser_name(c.language) for c in step.changed if not c.removed},
         "edits": [_edit(e) for c in step.changed for e in c.edits],
         "warnings": [_warning(w) for w in step.warnings],
         "skipped": [_outcome(c) for c in step.skipped],
@@ -54,6 +66,8 @@ def _step(step: StepPlan) -> dict[str, Any]:
         "notes": list(step.notes),
         "commit": step.commit or None,
     }
+    data.update(_file_operations(step))
+    return data
 
 
 def report_data(plan: Plan) -> dict[str, Any]:

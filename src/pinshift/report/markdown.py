@@ -60,10 +60,24 @@ class _Diff:
         return f"- {self.summary} — diff left out ({plural(lines, 'line')})"
 
 
+_ARROWS = {"renamed": "→", "cloned": "⇒"}
+
+
+def _names(change: FileChange) -> str:
+    """`<code>path</code>`, or `<code>old</code> → <code>new</code>` for a renamed (⇒ cloned) file."""
+    new = f"<code>{html.escape(printable(change.path))}</code>"
+    old = change.old_path or change.source
+    return new if old is None else f"<code>{html.escape(printable(old))}</code> {_ARROWS[change.operation]} {new}"
+
+
+def _has_diff(change: FileChange) -> bool:
+    return not change.removed and change.before != change.after
+
+
 def _diff(step: StepPlan, change: FileChange) -> _Diff:
-    summary = f"<code>{html.escape(printable(change.path))}</code> — {plural(len(change.edits), 'edit')}"
-    body = printable(diff_text(change.path, change.before or b"", change.after or b""), keep_newlines=True,
-                     keep_final_cr=True)
+    summary = f"{_names(change)} — {plural(len(change.edits), 'edit')}"
+    body = printable(diff_text(change.path, change.before or b"", change.after or b"",
+                               old_path=change.old_path or change.source), keep_newlines=True, keep_final_cr=True)
     return _Diff((step.index, change.path), summary, body)
 
 
@@ -86,7 +100,7 @@ class _Layout:
     def __init__(self, plan: Plan, link_base: str | None):
         self.plan = plan
         self.link_base = link_base
-        self.diffs = {d.key: d for s in plan.steps for d in (_diff(s, c) for c in s.changed)}
+        self.diffs = {d.key: d for s in plan.steps for d in (_diff(s, c) for c in s.changed if _has_diff(c))}
 
     def header(self) -> list[str]:
         plan, t = self.plan, totals(self.plan)
@@ -113,7 +127,8 @@ class _Layout:
             align.append("---")
         rows = ["| " + " | ".join(columns) + " |", "|" + "|".join(align) + "|"]
         for step in self.plan.steps:
-            values = [str(step.index), cell(step.title), code(step.kind), str(len(step.changed)),
+            changed = f"{len(step.changed)} ({step.operation_counts})" if step.operation_counts else str(len(step.changed))
+            values = [str(step.index), cell(step.title), code(step.kind), changed,
                       str(step.edit_count), str(len(step.warnings))]
             if not self.plan.dry_run:
                 values.append(code(short(step.commit)) if step.commit else "—")
@@ -151,11 +166,16 @@ class _Layout:
             lines.extend(f"> {cell(note)}" for note in step.notes)
             if step.notes:
                 lines.append("")
-            if step.changed:
+            if parsers_line(step):
                 lines.extend([f"_Parsed with {cell(parsers_line(step))}._", ""])
             for change in step.changed:
-                diff = self.diffs[(step.index, change.path)]
-                lines.append(diff.left_out() if diff.key in dropped else diff.full())
+                if change.removed:
+                    lines.append(f"- removed <code>{html.escape(change.path)}</code>")
+                elif not _has_diff(change):
+                    lines.append(f"- {_names(change)} — no change inside")
+                else:
+                    diff = self.diffs[(step.index, change.path)]
+                    lines.append(diff.left_out() if diff.key in dropped else diff.full())
         return lines
 
     def render(self, dropped: set, warning_limit: int | None, limit: int) -> str:

@@ -26,7 +26,9 @@ def _style(text: str, color: bool, **style) -> str:
 
 def _diff(change: FileChange, color: bool) -> list[str]:
     # split on "\n" only: a CRLF file keeps its "\r" (str.splitlines would also split on \x0c, \u2028...)
-    lines = diff_text(change.path, change.before or b"", change.after or b"").removesuffix("\n").split("\n")
+    old_path = change.old_path or change.source
+    lines = diff_text(change.path, change.before or b"", change.after or b"", old_path=old_path)
+    lines = lines.removesuffix("\n").split("\n") if lines else []
     lines = [printable(line, keep_final_cr=True) for line in lines]
     if not color:
         return lines
@@ -44,11 +46,19 @@ def with_path(change: FileChange) -> str:
 
 
 def headline(step: StepPlan) -> str:
+    operations = f" ({step.operation_counts})" if step.operation_counts else ""
     return (
         f"step {step.index}/{step.total} {step.kind}: {step.title} — "
-        f"{plural(len(step.changed), 'file')} changed, {plural(step.edit_count, 'edit')}, "
+        f"{plural(len(step.changed), 'file')} changed{operations}, {plural(step.edit_count, 'edit')}, "
         f"{plural(len(step.warnings), 'warning')}"
     )
+
+
+def operation_line(change: FileChange) -> str | None:
+    """`renamed: old → new`, `cloned: source ⇒ new`, `removed: path`; None for an edit in place."""
+    if change.removed:
+        return printable(f"removed: {change.path}")
+    return printable(f"{change.operation}: {change.label}") if change.operation else None
 
 
 def _step(step: StepPlan, color: bool) -> list[str]:
@@ -56,9 +66,12 @@ def _step(step: StepPlan, color: bool) -> list[str]:
     if step.commit:
         lines.append(f"commit {short(step.commit)}")
     lines.extend(printable(f"note: {note}") for note in step.notes)
-    if step.changed:
+    if parsers_line(step):
         lines.append(f"parsed with: {parsers_line(step)}")
     for change in step.changed:
+        operation = operation_line(change)
+        if operation:
+            lines.append(_style(operation, color, bold=True))
         lines.extend(_diff(change, color))
     lines.extend(printable(f"skipped: {with_path(c)}") for c in step.skipped)
     lines.extend(_style(f"refused: {with_path(c)}", color, fg="red") for c in step.refused)

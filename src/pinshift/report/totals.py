@@ -49,6 +49,8 @@ def parsers_line(step: StepPlan, listed: int = 3) -> str:
     """Which parser read the changed files: `tree-sitter-nix (66 files)`, `markdown-it-py (README.md)`."""
     groups: dict[str, list[str]] = {}
     for change in step.changed:
+        if change.removed:
+            continue
         groups.setdefault(parser_name(change.language), []).append(change.path)
     parts = [f"{name} ({', '.join(paths) if len(paths) <= listed else plural(len(paths), 'file')})"
              for name, paths in groups.items()]

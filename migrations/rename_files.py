@@ -1,0 +1,83 @@
+"""rename-files — rename recipe files, and the references each file makes to its own name.
+
+What it changes: every file the step's `files` globs select whose name contains `from`
+(with `regex = true`: whose name the regular expression `from` matches) is renamed in
+its directory, every occurrence of `from` in the name becoming `to`. In the renamed
+file, its *self-references* follow: each occurrence of the old stem (the name without
+`.nix`) as a whole token in the literal text of a string or in a comment becomes the new
+stem: `pname = "pytorch-python312-cpu-avx2";` and `# Package name: pytorch-python312-cpu-avx2`.
+A whole token is not preceded or followed by a letter, digit, `_` or `-`, so
+`pytorch-python312-cpu-avx` never matches inside `pytorch-python312-cpu-avx2`.
+
+What it never touches: the directory, every other byte of the file (identifiers, paths,
+attribute names written without quotes, `${...}` code, other files' names), and files
+whose name does not match. Files that are not Nix are moved as they are (noted).
+Symlinks, binary and oversized files are skipped with their reason.
+
+Refused before anything is written, naming both paths (exit 1): a new name that is
+already taken by a file this step does not move away; two files renamed to one name;
+a new name outside the step's `files` globs; a name that is not plain (letters,
+digits, `.`, `_`, `+`, `-`). Later steps of the recipe see the new paths; a later
+step whose `files` glob names only paths this step renamed away is a recipe error
+(exit 2). Git records each file as renamed (`git diff -M --stat`: `old => new`).
+
+Idempotence: `to` may not contain `from` (literal mode), so a second run renames
+nothing. With `regex = true` write a pattern that does not match its own output.
+
+Parameters:
+  from    str, required. Text to find in file names (a Python regular expression with `regex`).
+  to      str, required. Its replacement (`\\1` and `\\g<name>` refer to groups with `regex`).
+  regex   bool, default false. Treat `from` as a regular expression.
+
+Example recipe step (the pytorch-2.9-python311 branch, made from a python312 branch):
+    [[steps]]
+    kind = "rename-files"
+    title = "Rename the recipes to python311"
+    [steps.params]
+    from = "python312"
+    to = "python311"
+
+  .flox/pkgs/pytorch-python312-cpu-avx2.nix → .flox/pkgs/pytorch-python311-cpu-avx2.nix, with
+  -# Package name: pytorch-python312-cpu-avx2      +# Package name: pytorch-python311-cpu-avx2
+  -    pname = "pytorch-python312-cpu-avx2";        +    pname = "pytorch-python311-cpu-avx2";
+
+The same as one command on a directory, without git:
+    pinshift apply rename-files --set from=python312 --set to=python311 .flox/pkgs
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pinshift import fileops
+from pinshift.migrations._file_names import Naming, self_reference_edits, stem
+from pinshift.steps import StepContext, StepOutput
+
+NAME = "rename-files"
+LANGUAGES = ("nix",)  # the files whose self-references it edits; any selected file is renamed
+
+
+@dataclass(frozen=True)
+class Params:
+    from_: str
+    to: str
+    regex: bool = False
+
+    def __post_init__(self) -> None:
+        Naming(self.from_, self.to, self.regex)
+
+    @property
+    def naming(self) -> Naming:
+        return Naming(self.from_, self.to, self.regex)
+
+
+def plan_paths(paths, params: Params) -> list[fileops.FileOp]:
+    return [fileops.rename(path, target) for path, target in params.naming.targets(paths)]
+
+
+def plan(doc, params: Params, context: StepContext) -> StepOutput:
+    out = StepOutput()
+    if context.source:
+        reason = f"{NAME}: {stem(context.source)} -> {stem(context.path)}"
+        out.edits.extend(self_reference_edits(doc, context.source, context.path, reason))
+    return out
