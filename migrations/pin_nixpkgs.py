@@ -15,7 +15,8 @@ What it changes, in a file whose expression is a function of its packages
   - a formal with a default (`cudaSupport ? false`) becomes `nixpkgs_pinned.cudaSupport or false`,
     which is what callPackage gave it (the package set's attribute if it has one, else the
     default); its default is qualified the same way, and parenthesized where needed;
-  - with an `@` pattern (`args@{ lib, ... }`), `args.lib` becomes `nixpkgs_pinned.lib`;
+  - with an `@` pattern (`args@{ lib, ... }`), `args.lib` becomes `nixpkgs_pinned.lib` and
+    `inherit (args) lib;` becomes `inherit (nixpkgs_pinned) lib;`;
   - a formal named in `map` becomes that expression instead (`config` -> `nixpkgs_pinned.config`).
 
 What it never touches: a name bound again inside (a `let`, `rec` binding or function argument of
@@ -30,8 +31,8 @@ A file it does not convert is left exactly as it was, with a warning at the plac
     name: nixpkgs' own import arguments `config`, `overlays`, `crossOverlays`, `system`,
     `localSystem`, `crossSystem` (the set's `config` is what `config = ...` below says, not the
     caller's: map it explicitly, e.g. `map = { config = "nixpkgs_pinned.config" }`);
-  - the `@` name used other than as `args.name` (`args ? x`, `f args`: the pinned set is more
-    than the arguments a caller passed);
+  - the `@` name used other than as `args.name` or `inherit (args) name;` (`args ? x`, `f args`:
+    the pinned set is more than the arguments a caller passed);
   - a qualified reference whose new name an inner binding would capture (an inner
     `let nixpkgs_pinned = ...;`), or a name the new signature or binding would capture (a
     `pkgs` that only a `with` supplied), or a default whose names mean something else where
@@ -299,6 +300,9 @@ class _Conversion:
             captured = (found.lexical and found.scope is not None and found.scope != self.function
                         and found.scope != self.top_let and _inside(found.scope, self.function))
         if captured:
+            if found.kind == "free":
+                raise _LeaveFile(site.start_byte, f"{name} would be unbound here (it comes from a `with` around "
+                                                  "the default): file not converted")
             what = f"an inner {found.kind}" if found.lexical else "a `with`"
             raise _LeaveFile(site.start_byte, f"{name} would be captured here by {what}: file not converted "
                                               f"(rename that binding, or choose another 'name')")
@@ -329,7 +333,8 @@ class _Conversion:
         if default is None or name in self.params.map:
             return member
         if name in self.inlining:
-            raise _LeaveFile(default.start_byte, f"the default of {name} refers back to itself: file not converted")
+            raise _LeaveFile(default.start_byte, f"the default of {name} leads back to {name} (a cycle of defaults): "
+                                                 "file not converted")
         self.inlining.add(name)
         try:
             text = self._qualified(default, variable)
@@ -339,9 +344,10 @@ class _Conversion:
             text = f"({text})"
         text = f"{member} or {text}"
         parent = variable.parent
-        if parent is not None and parent.type in ("select_expression", "has_attr_expression") \
-                and parent.child_by_field_name("expression") == variable:
-            text = f"({text})"
+        if parent is not None and (parent.type == "apply_expression" or (
+                parent.type in ("select_expression", "has_attr_expression")
+                and parent.child_by_field_name("expression") == variable)):
+            text = f"({text})"  # `(x.a or d).b`, `f (x.a or d)`, `(x.a or d) arg`: read as meant
         return text
 
     def _qualified(self, default, site) -> str:
@@ -351,6 +357,8 @@ class _Conversion:
         for variable in walk(default, "variable_expression"):
             name = doc.text(variable).decode()
             binder = binder_of(doc, variable)
+            if binder.scope is not None and _inside(binder.scope, default):
+                continue  # bound inside the default itself (`x: x`): travels with it
             if binder.scope == self.function and binder.kind == "formal":
                 edits.append((variable.start_byte, variable.end_byte, self._reference(variable)))
             elif binder.scope == self.function:
@@ -374,6 +382,17 @@ class _Conversion:
             if member is not None:
                 text = self._member(member, variable)
                 return Edit(variable.start_byte, first.end_byte, text.encode(), f"{NAME}: {name}.{member} -> {text}")
+        if parent is not None and parent.type == "inherit_from" and parent.child_by_field_name("expression") == variable:
+            attrs = parent.child_by_field_name("attrs")
+            for attr in attrs.children_by_field_name("attr") if attrs is not None else ():
+                member = name_of(self.doc, attr) or ""
+                if member in self.params.map or member in NOT_IN_PACKAGE_SET:
+                    raise _LeaveFile(attr.start_byte, f"inherit ({name}) {member}: {member} is not "
+                                                      f"{self.params.name}.{member}; rewrite it by hand; "
+                                                      "file not converted")
+            self._check_name(self.params.name, variable, None)
+            return Edit(variable.start_byte, variable.end_byte, self.params.name.encode(),
+                        f"{NAME}: inherit ({name}) -> inherit ({self.params.name})")
         raise _LeaveFile(variable.start_byte, f"{name} is the whole argument set here, not {name}.<name>: "
                                               f"the pinned set is more than what a caller passed; file not converted")
 
