@@ -222,3 +222,15 @@ def test_the_recipe_is_listed_with_its_description(run_cli):
                for line in result.stdout.splitlines())
     data = tomllib.loads((Path(__file__).parents[1] / "recipes" / f"{RECIPE}.toml").read_text())
     assert "base" not in data and "target" not in data
+
+
+def test_demo_flox_args_runs_the_conversion_as_a_user_would(tmp_path, run_cli):
+    result = run_cli("demo", "--flox-args", "--dir", str(tmp_path / "demo"))
+    assert result.exit_code == 0, result
+    root = tmp_path / "demo"
+    assert f"$ pinshift migrate {RECIPE} --from main --branch {TARGET}\n" in result.stdout
+    assert f"look around: cd {root} && git log --stat main..{TARGET}" in result.stdout
+    assert git(root, "branch", "--format=%(refname:short)").split() == ["main", TARGET, "pytorch-2.9"]
+    assert len(git(root, "log", "--format=%s", f"main..{TARGET}").splitlines()) == 6
+    name = "pytorch-python313-darwin-mps.nix"
+    assert show(root, TARGET, f"{PKGS}/{name}") == (FLOX / "expected" / name).read_bytes()

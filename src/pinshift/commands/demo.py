@@ -11,7 +11,9 @@ import click
 @click.command()
 @click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Build the demo repository here (new or empty; default: a new temporary directory).")
-def demo(directory: Path | None) -> None:
+@click.option("--flox-args", is_flag=True,
+              help="Also give main Flox function-argument recipes and run flox-args-to-pinned on main instead.")
+def demo(directory: Path | None, flox_args: bool) -> None:
     """Build a `pytorch-2.9` recipe branch (66 variants) and run `pinshift migrate pytorch-2.10-cuda12_9` on it."""
     from pinshift.commands.migrate import run_migration
     from pinshift.demo.build import BASE, RECIPE, build_demo
@@ -19,15 +21,22 @@ def demo(directory: Path | None) -> None:
     from pinshift.migrate import MigrateOptions
     from pinshift.report import ReportOptions
 
-    root = build_demo(directory if directory is not None else Path(tempfile.mkdtemp(prefix="pinshift-demo-")))
+    root = build_demo(directory if directory is not None else Path(tempfile.mkdtemp(prefix="pinshift-demo-")),
+                      flox_args=flox_args)
     click.echo(f"demo repository: {root} (branch {BASE}: 66 recipes, README.md, .flox/env/manifest.toml)")
-    click.echo(f"$ pinshift migrate {RECIPE}\n")
-    options = MigrateOptions(recipe=RECIPE, repo=root)
+    options, command, base, target = MigrateOptions(recipe=RECIPE, repo=root), RECIPE, BASE, RECIPE
+    if flox_args:
+        from pinshift.demo.flox_args import BRANCH, RECIPE as FLOX_RECIPE, TARGET, flox_variants
+
+        click.echo(f"                 (branch {BRANCH}: {len(flox_variants())} recipes taking Flox function arguments)")
+        options = MigrateOptions(recipe=FLOX_RECIPE, repo=root, base=BRANCH, branch=TARGET)
+        command, base, target = f"{FLOX_RECIPE} --from {BRANCH} --branch {TARGET}", BRANCH, TARGET
+    click.echo(f"$ pinshift migrate {command}\n")
     code = run_migration(options, ReportOptions())
     repository = Repository.open(root)
     click.echo("\ncommits:")
-    for line in one_line_log(repository, BASE, RECIPE):
+    for line in one_line_log(repository, base, target):
         click.echo(f"  {line}")
-    click.echo(f"\nlook around: cd {root} && git log --stat {BASE}..{RECIPE}")
+    click.echo(f"\nlook around: cd {root} && git log --stat {base}..{target}")
     if code:
         raise click.exceptions.Exit(code)

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pinshift.demo.matrix import CPU_ISAS, FULL_ISAS, GPUS, ISAS
 
 BRANCH = "main"
+RECIPE = "flox-args-to-pinned"  # the bundled recipe that converts the branch
+TARGET = "main-pinned"
 CUDA = "12_8"
 SM61_ISAS = ("avx", "avx2")
 SMS = ("61", "75", "80", "86", "89", "90", "100", "120")  # CUDA 12.8 has no SM103
