@@ -86,9 +86,9 @@ from dataclasses import dataclass, field
 
 from pinshift.edits import Edit
 from pinshift.errors import ParamError
+from pinshift.migrations._pin_nixpkgs_layout import binding_edit
 from pinshift.migrations.pin_swap import pin_sites
 from pinshift.steps import StepContext, StepOutput
-from pinshift.syntax import layout
 from pinshift.syntax.document import parse_document
 from pinshift.syntax.queries import name_of, unwrap, walk
 from pinshift.syntax.scopes import Binder, binder_of, inherited_binder
@@ -435,88 +435,9 @@ class _Conversion:
         head = [n for n in (self.universal, self.function.child_by_field_name("formals")) if n is not None]
         start, end = min(n.start_byte for n in head), max(n.end_byte for n in head)
         edits.append(Edit(start, end, params.head.encode(), f"{NAME}: signature"))
-        edits.append(self._binding_edit())
+        why = f"{NAME}: bind {params.name} to nixpkgs {params.rev[:7]}"
+        edits.append(binding_edit(doc.data, params, self.function, self.top_let, why))
         return edits
-
-    # the new binding, laid out like the file
-
-    def _binding_lines(self, indent: bytes) -> list[bytes]:
-        params, step = self.params, layout.indent_step(indent)
-        url = params.url.replace("{rev}", params.rev.lower()).encode()
-        lines = [indent + params.name.encode() + b" = import (builtins.fetchTarball {",
-                 indent + step + b'url = "' + url + b'";']
-        if params.hash is not None:
-            lines.append(indent + step + b'sha256 = "' + params.hash.encode() + b'";')
-        arguments = [(key, getattr(params, key)) for key in ("config", "overlays") if getattr(params, key) is not None]
-        if not arguments:
-            return lines + [indent + b"}) { };"]
-        lines.append(indent + b"}) {")
-        for key, value in arguments:
-            value_lines = value.strip().encode().splitlines()
-            lines.append(indent + step + key.encode() + b" = " + value_lines[0])
-            lines.extend((indent + step + line if line.strip() else b"") for line in value_lines[1:])
-            lines[-1] += b";"
-        return lines + [indent + b"};"]
-
-    def _inline_binding(self) -> bytes:
-        params = self.params
-        url = params.url.replace("{rev}", params.rev.lower()).encode()
-        fetch = b'{ url = "' + url + b'";' + (b' sha256 = "' + params.hash.encode() + b'";' if params.hash else b"") + b" }"
-        arguments = b"".join(b" " + key.encode() + b" = " + getattr(params, key).strip().encode() + b";"
-                             for key in ("config", "overlays") if getattr(params, key) is not None)
-        return params.name.encode() + b" = import (builtins.fetchTarball " + fetch + b") {" + arguments + b" };"
-
-    def _comment_lines(self, indent: bytes) -> list[bytes]:
-        if self.params.comment is None:
-            return []
-        text = self.params.comment.strip().encode()
-        return [indent + (text if text.startswith(b"#") else b"# " + text)]
-
-    def _binding_edit(self) -> Edit:
-        doc, data = self.doc, self.doc.data
-        eol = layout.eol(data)
-        why = f"{NAME}: bind {self.params.name} to nixpkgs {self.params.rev[:7]}"
-        if self.top_let is not None:
-            keyword = self.top_let.children[0]
-            start = _next_token(data, keyword.end_byte, skip_comment=True)
-            if b"\n" not in data[keyword.end_byte:start]:
-                return Edit(start, start, self._inline_binding() + b" ", why)
-            line_start = data.rfind(b"\n", 0, start) + 1
-            indent = layout.indent_at(data, start)
-            bindings = [c for c in _binding_set_items(self.top_let) if c.type != "comment"]
-            if data[start:start + 2] == b"in" and not bindings:  # `let\nin`: nothing to line up with
-                indent = layout.indent_at(data, keyword.start_byte)
-                indent += layout.indent_step(indent)
-            lines = self._comment_lines(indent) + self._binding_lines(indent)
-            separated = not bindings or len(bindings) == 1 or any(
-                layout.blank_line_before(data, layout.comment_block_start(data, b.start_byte)) for b in bindings[1:])
-            text = eol.join(lines) + eol + (eol if separated and bindings else b"")
-            return Edit(line_start, line_start, text, why)
-        colon = next(c for c in self.function.children if c.type == ":")
-        start = _next_token(data, colon.end_byte, skip_comment=True)
-        if b"\n" not in data[colon.end_byte:start]:
-            return Edit(start, start, b"let " + self._inline_binding() + b" in ", why)
-        line_start = data.rfind(b"\n", 0, start) + 1
-        indent = layout.indent_at(data, start)
-        inner = indent + layout.indent_step(indent)
-        lines = [indent + b"let"] + self._comment_lines(inner) + self._binding_lines(inner) + [indent + b"in"]
-        return Edit(line_start, line_start, eol.join(lines) + eol, why)
-
-
-def _binding_set_items(let) -> list:
-    binding_set = next((c for c in let.named_children if c.type == "binding_set"), None)
-    return list(binding_set.named_children) if binding_set is not None else []
-
-
-def _next_token(data: bytes, offset: int, skip_comment: bool = False) -> int:
-    """The first byte at or after `offset` that is not whitespace (nor, with `skip_comment`, a `#`
-    comment ending the line `offset` is on: `let # the bindings` keeps its comment on its line)."""
-    line_end = data.find(b"\n", offset)
-    while offset < len(data) and data[offset : offset + 1] in (b" ", b"\t", b"\r", b"\n"):
-        offset += 1
-    if skip_comment and data[offset : offset + 1] == b"#" and (line_end < 0 or offset < line_end):
-        return _next_token(data, line_end) if line_end >= 0 else len(data)
-    return offset
 
 
 def plan(doc, params: Params, context: StepContext) -> StepOutput:
