@@ -55,8 +55,8 @@ Parameters:
              '{ allowUnfree = true; cudaSupport = true; }'); omitted: no `config` key is written.
   overlays   str, optional. Nix source for the import's `overlays`; omitted: no key written.
   signature  str, default "{ pkgs ? import <nixpkgs> {} }". The new function head (no colon).
-  url        str, default "https://github.com/NixOS/nixpkgs/archive/{rev}.tar.gz". Must
-             contain {rev}.
+  url        str, with a default. The tarball URL; {rev} stands for the revision and must be
+             in it (default: https://github.com/NixOS/nixpkgs/archive/{rev}.tar.gz).
   hash       str, optional. A literal hash of the unpacked tarball (SRI `sha256-...=`, base32
              or hex), written as `sha256 = "...";` in the fetchTarball call; omitted: none.
   map        table, optional. Former formal -> Nix expression replacing its references,

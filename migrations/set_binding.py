@@ -26,13 +26,13 @@ binding inserted into a one-line attrset (the binding is inserted, the comment i
 a `#` comment would swallow the rest of the line).
 
 Parameters:
-  path    str, required. Dotted binding path, relative to the target attrset.
-  value   str, required. A Nix expression, e.g. '[ "x86_64-linux" ]' or '"12.9"'.
-  at      str, optional. Dotted path of the binding whose attrset is the target.
-  after   str, optional. Insert after this binding (its dotted path as written in the
-          attrset the new binding goes into, e.g. "pname") instead of after the last.
-  comment str, optional. One line of text written as a `# comment` above an inserted
-          binding (a leading `#` is kept, else `# ` is added).
+  path     str, required. Dotted binding path, relative to the target attrset.
+  value    str, required. A Nix expression, e.g. '[ "x86_64-linux" ]' or '"12.9"'.
+  at       str, optional. Dotted path of the binding whose attrset is the target.
+  after    str, optional. Insert after this binding (its dotted path as written in the
+           attrset the new binding goes into, e.g. "pname") instead of after the last.
+  comment  str, optional. One line of text written as a `# comment` above an inserted
+           binding (a leading `#` is kept, else `# ` is added).
 
 Example recipe step:
     [[steps]]

@@ -219,3 +219,11 @@ def test_parameter_errors_name_the_key(params, message):
 def test_hash_accepts_sri_base32_and_hex(value, tmp_path):
     _, after = _run(tmp_path, "{ lib }:\nlib\n", hash=value)
     assert f'    sha256 = "{value}";\n'.encode() in after
+
+
+@pytest.mark.parametrize("kind", [KIND, "set-binding"])
+def test_show_step_documents_every_parameter(kind):
+    from pinshift.commands.recipes import parameter_rows
+
+    rows = parameter_rows(bundled_kinds()[kind])
+    assert [r[0] for r in rows if not r[3] or r[3].startswith("str")] == []
