@@ -8,7 +8,11 @@ nested or `//`-merged attrset, e.g. `meta = oldAttrs.meta // { platforms = ...; 
 only its value; otherwise it inserts `rest = value;` after the last binding of the
 deepest attrset that already holds part of the path (so `meta.platforms` goes into an
 existing `meta = { ... }`), on its own line with the indentation of its neighbours and
-the file's line endings, or on the same line in a one-line attrset. Running it twice
+the file's line endings, or on the same line in a one-line attrset. With `after`, the
+new binding goes right after that binding instead of after the last one (a blank line
+separates it when one separates `after` from the binding that follows it); with
+`comment`, a `# comment` line indented like the new binding goes above it. An existing
+binding keeps its place and its comments: only its value changes. Running it twice
 changes nothing the second time.
 
 The value is Nix source, parsed before anything runs: a value that does not parse is
@@ -16,12 +20,19 @@ a parameter error. Bytes are written as given.
 
 Reported as warnings: no target attrset in the file; a part of the path bound to
 something that is not an attrset (`meta = oldAttrs.meta;`: setting `meta.x` would
-need a rewrite by hand); an empty target attrset.
+need a rewrite by hand); an empty target attrset; an `after` binding the attrset does
+not have (the binding is then inserted after the last one); a `comment` for a
+binding inserted into a one-line attrset (the binding is inserted, the comment is not:
+a `#` comment would swallow the rest of the line).
 
 Parameters:
-  path    str, required. Dotted binding path, relative to the target attrset.
-  value   str, required. A Nix expression, e.g. '[ "x86_64-linux" ]' or '"12.9"'.
-  at      str, optional. Dotted path of the binding whose attrset is the target.
+  path     str, required. Dotted binding path, relative to the target attrset.
+  value    str, required. A Nix expression, e.g. '[ "x86_64-linux" ]' or '"12.9"'.
+  at       str, optional. Dotted path of the binding whose attrset is the target.
+  after    str, optional. Insert after this binding (its dotted path as written in the
+           attrset the new binding goes into, e.g. "pname") instead of after the last.
+  comment  str, optional. One line of text written as a `# comment` above an inserted
+           binding (a leading `#` is kept, else `# ` is added).
 
 Example recipe step:
     [[steps]]
@@ -30,6 +41,15 @@ Example recipe step:
     [steps.params]
     path = "meta.platforms"
     value = '[ "x86_64-linux" ]'
+
+    [[steps]]
+    kind = "set-binding"
+    title = "Limit build parallelism"
+    [steps.params]
+    path = "ninjaFlags"
+    value = '[ "-j32" ]'
+    after = "pname"
+    comment = "Limit build parallelism to prevent memory saturation"
 """
 
 from __future__ import annotations
@@ -42,7 +62,7 @@ from pinshift.edits import Edit
 from pinshift.steps import StepContext, StepOutput
 from pinshift.syntax import layout
 from pinshift.syntax.document import parse_document
-from pinshift.syntax.queries import ATTRSET_TYPES, bindings, find_bindings, override_attrs, unwrap
+from pinshift.syntax.queries import ATTRSET_TYPES, bindings, find_bindings, name_of, override_attrs, unwrap
 
 NAME = "set-binding"
 
@@ -54,15 +74,28 @@ class Params:
     path: str
     value: str
     at: str | None = None
+    after: str | None = None
+    comment: str | None = None
 
     def __post_init__(self) -> None:
-        for key, dotted in (("path", self.path),) + ((("at", self.at),) if self.at is not None else ()):
+        dotted_keys = (("path", self.path), ("at", self.at), ("after", self.after))
+        for key, dotted in ((k, v) for k, v in dotted_keys if v is not None):
             if not all(_SEGMENT.match(part) for part in dotted.split(".")):
                 raise ParamError(key, f"'{key}' must be a dotted path of plain names, not {dotted!r}")
         parsed = parse_document(self.value.encode(), "value")
         if parsed.problems or not self.value.strip():
             where = parsed.problems[0].message if parsed.problems else "it is empty"
             raise ParamError("value", f"'value' is not a Nix expression ({where}): {self.value!r}")
+        if self.comment is not None and (not self.comment.strip() or any(c in self.comment for c in "\r\n")):
+            raise ParamError("comment", f"'comment' must be one non-empty line of text, not {self.comment!r}")
+
+    @property
+    def comment_line(self) -> bytes:
+        """The comment as written above the binding: `# text` (empty without a comment)."""
+        if self.comment is None:
+            return b""
+        text = self.comment.strip().encode()
+        return text if text.startswith(b"#") else b"# " + text
 
 
 def needles(params: Params) -> tuple[bytes, ...]:
@@ -114,7 +147,24 @@ def _set_in(doc, target, leading: tuple, params: Params, out: StepOutput) -> Non
         out.warn(container.start_byte, f"the attrset for {params.path} has no bindings to line up with: set it by hand")
         return
     text = ".".join(wanted[len(prefix):]).encode() + b" = " + value + b";"
-    out.edits.append(layout.insert_after_binding(doc.data, siblings, text, f"{NAME}: insert {params.path}"))
+    anchor = siblings[-1]
+    if params.after is not None:
+        named = [b for b in siblings if b.type == "binding" and _dotted(doc, b) == params.after]
+        if named:
+            anchor = named[0]
+        else:
+            out.warn(container.start_byte, f"no binding {params.after} here to insert {params.path} after: "
+                                           "inserted after the last binding")
+    if params.comment is not None and not layout.ends_its_line(doc.data, anchor.end_byte):
+        out.warn(anchor.end_byte, f"the attrset is on one line: {params.path} inserted without its comment")
+    out.edits.append(layout.insert_after_binding(doc.data, siblings, text, f"{NAME}: insert {params.path}",
+                                                 after=anchor, comment=params.comment_line))
+
+
+def _dotted(doc, binding) -> str | None:
+    """`a.b` for a binding `a.b = ...;` (None when a segment is interpolated)."""
+    names = [name_of(doc, s) for s in binding.child_by_field_name("attrpath").children_by_field_name("attr")]
+    return None if None in names else ".".join(names)
 
 
 def plan(doc, params: Params, context: StepContext) -> StepOutput:

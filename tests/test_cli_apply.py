@@ -239,7 +239,7 @@ def test_a_value_that_is_not_nix_is_a_usage_error(run_cli, tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (("apply", "warp-drive"), "pinshift: error: unknown step kind 'warp-drive' (known: clone-files, metadata-rev, pin-swap, "),
+    (("apply", "warp-drive"), "pinshift: error: unknown step kind 'warp-drive' (known: clone-files, metadata-rev, pin-nixpkgs, pin-swap, "),
     (("apply", "pin-swap", "--set", "old=6a030d5"),
      "pinshift: error: pin-swap: missing parameter 'new'; `pinshift show --step pin-swap` lists its parameters"),
     (("apply", "pin-swap", *SWAP, "--set", "olde=1"), "pinshift: error: pin-swap: unknown parameter 'olde' (known: "),

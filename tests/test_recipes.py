@@ -72,7 +72,7 @@ def test_recipes_lists_repository_and_bundled_recipes_with_their_origin(run_cli,
     result = run_cli("recipes", cwd=repo)
     assert result.exit_code == 0, result
     rows = {line.split()[0]: line.split()[1] for line in result.stdout.splitlines()}
-    assert rows == {"mine": ".pinshift/recipes/mine.toml", BUNDLED: "bundled"}
+    assert rows == {"mine": ".pinshift/recipes/mine.toml", BUNDLED: "bundled", "flox-args-to-pinned": "bundled"}
     assert "a recipe of this repository" in result.stdout
 
 
@@ -85,7 +85,8 @@ def test_recipes_from_a_subdirectory_finds_the_repository_root(run_cli, repo):
 def test_repository_recipe_shadows_the_bundled_one_of_the_same_name(run_cli, repo):
     write(repo, f".pinshift/recipes/{BUNDLED}.toml", MINE.replace('name = "mine"', f'name = "{BUNDLED}"'))
     listed = run_cli("recipes", cwd=repo)
-    assert f".pinshift/recipes/{BUNDLED}.toml" in listed.stdout and "bundled" not in listed.stdout
+    rows = {line.split()[0]: line.split()[1] for line in listed.stdout.splitlines()}
+    assert rows[BUNDLED] == f".pinshift/recipes/{BUNDLED}.toml" and listed.stdout.count("bundled") == 1
     shown = run_cli("show", BUNDLED, cwd=repo)
     assert shown.exit_code == 0, shown
     assert shown.stdout.splitlines()[0] == f"recipe {BUNDLED} (repository: .pinshift/recipes/{BUNDLED}.toml)"
@@ -130,7 +131,7 @@ def test_show_missing_recipe_path_is_a_usage_error(run_cli, repo):
 
 def test_show_unknown_recipe_names_the_known_ones(run_cli, repo):
     line = one_line_error(run_cli("show", "nope", cwd=repo))
-    assert line == f"pinshift: error: unknown recipe 'nope' (known: mine, {BUNDLED}); `pinshift recipes` lists them"
+    assert line == f"pinshift: error: unknown recipe 'nope' (known: mine, flox-args-to-pinned, {BUNDLED}); `pinshift recipes` lists them"
 
 
 def test_show_needs_exactly_one_of_recipe_step_or_steps(run_cli, repo):
@@ -180,7 +181,7 @@ def test_a_repository_without_the_kind_rejects_the_recipe_that_needs_it(run_cli,
     root = make_repo({".pinshift/recipes/words.toml": WORDS})
     line = one_line_error(run_cli("show", "words", cwd=root))
     assert line.startswith("pinshift: error: .pinshift/recipes/words.toml: step 1 (word-swap): unknown step kind "
-                           "(known: clone-files, metadata-rev, pin-swap, ")
+                           "(known: clone-files, metadata-rev, pin-nixpkgs, pin-swap, ")
     shown = run_cli("show", "words", "--migrations", str(WORD_SWAP.parent), cwd=root)
     assert shown.exit_code == 0, shown
     assert f"note: step kind 'word-swap' loaded from {WORD_SWAP}" in shown.stdout
@@ -216,7 +217,7 @@ def test_show_step_of_a_kind_from_migrations_dir(run_cli, repo):
 
 def test_show_unknown_step_kind(run_cli, repo):
     line = one_line_error(run_cli("show", "--step", "warp", cwd=repo))
-    assert line.startswith("pinshift: error: unknown step kind 'warp' (known: clone-files, metadata-rev, pin-swap, ")
+    assert line.startswith("pinshift: error: unknown step kind 'warp' (known: clone-files, metadata-rev, pin-nixpkgs, pin-swap, ")
 
 
 def test_migrations_dir_that_does_not_exist(run_cli, repo):
@@ -249,7 +250,7 @@ def test_missing_parameter_names_file_step_kind_and_key(run_cli, repo):
      '[steps.params]\npaths = ["a"]\nold = "b"\n',
      "recipes/x.toml: step 2 (replace-in-strings): missing parameter 'new'"),
     ('name = "x"\n[[steps]]\nkind = "metadata-rev"\n[[steps]]\nkind = "warp-drive"\n',
-     "recipes/x.toml: step 2 (warp-drive): unknown step kind (known: clone-files, metadata-rev, pin-swap, "),
+     "recipes/x.toml: step 2 (warp-drive): unknown step kind (known: clone-files, metadata-rev, pin-nixpkgs, pin-swap, "),
     ('name = "x"\n[[steps]]\nkind = "metadata-rev"\n[steps.params]\nmissing = "sometimes"\n',
      "recipes/x.toml: step 1 (metadata-rev): 'missing' must be one of 'skip', 'insert', 'error', not 'sometimes'"),
     ('name = "x"\n[[steps]]\nkind = "metadata-rev"\n[steps.params]\nvalue = "seven"\n',

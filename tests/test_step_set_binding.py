@@ -19,6 +19,11 @@ CASES = {
     ),
     "crlf-no-final-newline": ({"path": "passthru.cudaVersion", "value": '"12.9"'}, None),
     "one-line-attrset": ({"path": "gpuArch", "value": '"sm_90"', "at": "passthru"}, None),
+    # `after` + `comment`: where a person would put it, laid out like the neighbours
+    "after-with-comment": ({"path": "ninjaFlags", "value": '[ "-j32" ]', "after": "pname",
+                            "comment": "Limit build parallelism to prevent memory saturation"}, None),
+    "after-tabs-unseparated": ({"path": "ninjaFlags", "value": '[ "-j32" ]', "after": "pname",
+                                "comment": "# Limit build parallelism"}, None),
 }
 
 
@@ -57,6 +62,50 @@ def test_crlf_insertion_uses_crlf_and_keeps_the_missing_final_newline():
     assert b'\r\n\r\n    passthru.cudaVersion = "12.9";\r\n' in after and not after.endswith(b"\n")
 
 
+def test_after_the_last_binding_keeps_the_files_blank_line_rule(tmp_path):
+    text = "x.overrideAttrs (o: {\n  a = 1;\n\n  b = 2;\n})\n"
+    plan, changed = run_step("set-binding", {"path": "c", "value": "3", "after": "b", "comment": "three"},
+                             _tree(tmp_path, text))
+    assert changed["recipe.nix"] == b"x.overrideAttrs (o: {\n  a = 1;\n\n  b = 2;\n\n  # three\n  c = 3;\n})\n"
+    assert plan.warnings == []
+
+
+def test_after_goes_above_the_comments_of_the_next_binding(tmp_path):
+    text = "x.overrideAttrs (o: {\n  a = 1; # one\n\n  # about b\n  b = 2;\n})\n"
+    _, changed = run_step("set-binding", {"path": "c", "value": "3", "after": "a"}, _tree(tmp_path, text))
+    assert changed["recipe.nix"] == b"x.overrideAttrs (o: {\n  a = 1; # one\n\n  c = 3;\n\n  # about b\n  b = 2;\n})\n"
+
+
+def test_after_a_dotted_binding_in_a_nested_attrset(tmp_path):
+    text = "x.overrideAttrs (o: {\n  meta = {\n    a.b = 1;\n    c = 2;\n  };\n})\n"
+    _, changed = run_step("set-binding", {"path": "meta.x", "value": "3", "after": "a.b"}, _tree(tmp_path, text))
+    assert changed["recipe.nix"] == b"x.overrideAttrs (o: {\n  meta = {\n    a.b = 1;\n    x = 3;\n    c = 2;\n  };\n})\n"
+
+
+def test_a_missing_after_binding_is_reported_and_the_binding_goes_last(tmp_path):
+    text = "x.overrideAttrs (o: {\n  a = 1;\n})\n"
+    plan, changed = run_step("set-binding", {"path": "c", "value": "3", "after": "pname"}, _tree(tmp_path, text))
+    assert changed["recipe.nix"] == b"x.overrideAttrs (o: {\n  a = 1;\n  c = 3;\n})\n"
+    assert [str(w) for w in plan.warnings] == [
+        "recipe.nix:1:21: no binding pname here to insert c after: inserted after the last binding"]
+
+
+def test_a_comment_is_not_written_into_a_one_line_attrset(tmp_path):
+    plan, changed = run_step("set-binding", {"path": "c", "value": "3", "comment": "three"},
+                             _tree(tmp_path, "x.overrideAttrs (o: { a = 1; })\n"))
+    assert changed["recipe.nix"] == b"x.overrideAttrs (o: { a = 1; c = 3; })\n"
+    assert [str(w) for w in plan.warnings] == [
+        "recipe.nix:1:29: the attrset is on one line: c inserted without its comment"]
+
+
+def test_an_existing_binding_keeps_its_place_and_gets_no_comment(tmp_path):
+    text = "x.overrideAttrs (o: {\n  a = 1;\n  c = 2;\n})\n"
+    plan, changed = run_step("set-binding", {"path": "c", "value": "3", "after": "a", "comment": "three"},
+                             _tree(tmp_path, text))
+    assert changed["recipe.nix"] == b"x.overrideAttrs (o: {\n  a = 1;\n  c = 3;\n})\n"
+    assert plan.warnings == []
+
+
 def test_a_path_bound_to_a_non_attrset_is_reported(tmp_path):
     plan, changed = run_step("set-binding", {"path": "meta.platforms", "value": "[ ]"},
                              _tree(tmp_path, "x.overrideAttrs (o: {\n  meta = o.meta;\n})\n"))
@@ -80,6 +129,9 @@ def test_a_file_without_the_target_is_reported(tmp_path):
         ({"path": "a.${b}", "value": "1"}, "'path' must be a dotted path of plain names"),
         ({"path": "a", "value": "1", "at": "x..y"}, "'at' must be a dotted path of plain names"),
         ({"value": "1"}, "missing parameter 'path'"),
+        ({"path": "a", "value": "1", "after": "b c"}, "'after' must be a dotted path of plain names"),
+        ({"path": "a", "value": "1", "comment": "one\ntwo"}, "'comment' must be one non-empty line of text"),
+        ({"path": "a", "value": "1", "comment": " "}, "'comment' must be one non-empty line of text"),
     ],
 )
 def test_parameter_errors_name_the_key(params, message):

@@ -94,6 +94,11 @@ def prepare(options: MigrateOptions) -> Migration:
     repository = Repository.open(options.repo)
     recipe = find_recipe(options.recipe, repository.root)
     kinds = available_kinds(repository.root, options.migrations, Consent(options.trust_repo, options.migrations))
+    if not (recipe.base or recipe.target) and not (options.base and options.branch):
+        missing = " and ".join(flag for flag, given in (("--from BASE", options.base), ("--branch NAME", options.branch))
+                               if not given)
+        raise UsageError(f"recipe {recipe.name} names no base or target branch (it converts whichever branch you "
+                         f"name): give {missing}, e.g. --from main --branch main-pinned")
     base = options.base or recipe.base or _current_branch(repository)
     base_commit = repository.resolve_base(base)
     target = options.branch or recipe.target or recipe.name

@@ -1,6 +1,7 @@
 """Build the demo recipe repository: a `pytorch-2.9` branch shaped like the seed's.
 
-The repository has a `main` branch (a README only) and a `pytorch-2.9` branch
+The repository has a `main` branch (a README only, or with `flox_args` the seed's
+Flox function-argument recipes) and a `pytorch-2.9` branch
 with the 66 recipes of `pinshift.demo.matrix` under `.flox/pkgs/`, a README with
 the seed's branch tables (this branch in bold with ⬅️, other branches' rows,
 one with the same old pin) and a Flox manifest. Everything is generated here,
@@ -117,8 +118,12 @@ def _write(root: Path, files: dict[str, bytes]) -> None:
         target.write_bytes(data)
 
 
-def build_demo(directory: Path) -> Path:
-    """Create the demo repository in `directory` (new or empty), `pytorch-2.9` checked out; its path."""
+def build_demo(directory: Path, flox_args: bool = False) -> Path:
+    """Create the demo repository in `directory` (new or empty), `pytorch-2.9` checked out; its path.
+
+    `flox_args`: `main` holds Flox function-argument recipes (`pinshift.demo.flox_args`, the
+    seed's `main`) instead of a README only; the `pytorch-2.9` branch is the same either way.
+    """
     from pinshift.gitrepo import commit_everything, init_repository
 
     directory = Path(directory)
@@ -126,9 +131,16 @@ def build_demo(directory: Path) -> Path:
         raise UsageError(f"--dir {directory}: exists and is not empty; give a new or empty directory")
     directory.mkdir(parents=True, exist_ok=True)
     repository = init_repository(directory, "main")
-    _write(directory, {"README.md": MAIN_README.encode()})
-    commit_everything(repository, "main: PyTorch 2.8.0 + CUDA 12.8")
-    (directory / "README.md").unlink()
+    main_files, main_message = {"README.md": MAIN_README.encode()}, "main: PyTorch 2.8.0 + CUDA 12.8"
+    if flox_args:
+        from pinshift.demo.flox_args import flox_args_files
+
+        main_files = flox_args_files()
+        main_message += f" ({len(main_files) - 2} recipes taking Flox function arguments)"
+    _write(directory, main_files)
+    commit_everything(repository, main_message)
+    for path in main_files:
+        (directory / path).unlink()
     _write(directory, demo_files())
     commit_everything(repository, "pytorch-2.9: 66 variants, PyTorch 2.9.1 + CUDA 12.9 on nixpkgs 6a030d5", BASE)
     return directory

@@ -35,22 +35,53 @@ def blank_line_before(data: bytes, offset: int) -> bool:
     return line_start > 0 and not data[previous_start:line_start].strip()
 
 
-def insert_after_binding(data: bytes, bindings: list[Node], text: bytes, reason: str) -> Edit:
-    """An edit adding `text` (one binding, without indentation) after the last of `bindings`.
+def comment_block_start(data: bytes, offset: int) -> int:
+    """The start of the line holding `offset`, or of the whole-line `#` comments directly above it.
 
-    On its own line, indented like that binding (and after a blank line when the file
-    separates its bindings so) when the last binding ends its line; otherwise on the
-    same line after a space (`{ a = 1; }` becomes `{ a = 1; b = 2; }`).
+    Comments on the lines right above a binding belong to it: code inserted before
+    the binding goes above them, and a blank line above them separates it.
     """
-    last = bindings[-1]
-    anchor = last.end_byte
-    line_end = data.find(b"\n", anchor)
+    start = data.rfind(b"\n", 0, offset) + 1
+    while start > 0:
+        previous = data.rfind(b"\n", 0, start - 1) + 1
+        if not data[previous:start].strip().startswith(b"#"):
+            break
+        start = previous
+    return start
+
+
+def ends_its_line(data: bytes, offset: int) -> bool:
+    """Whether nothing but whitespace or a `#` comment follows `offset` on its line."""
+    line_end = data.find(b"\n", offset)
+    rest = data[offset : len(data) if line_end < 0 else line_end].rstrip(b"\r").strip(b" \t")
+    return not rest or rest.startswith(b"#")
+
+
+def insert_after_binding(data: bytes, bindings: list[Node], text: bytes, reason: str,
+                         after: Node | None = None, comment: bytes = b"") -> Edit:
+    """An edit adding `text` (one binding, without indentation) after `after` (default: the last of `bindings`).
+
+    On its own line, indented like that binding, when it ends its line: after a blank
+    line when the file separates these bindings so (judged from the line above the
+    binding that follows `after`, or above `after` itself when it is the last), with
+    `comment` (a whole `# ...` line, without indentation) on the line above it.
+    Otherwise on the same line after a space (`{ a = 1; }` becomes `{ a = 1; b = 2; }`),
+    and without the comment: a `#` comment cannot share a line with code that follows it.
+    """
+    anchor = after if after is not None else bindings[-1]
+    if not ends_its_line(data, anchor.end_byte):
+        return Edit(anchor.end_byte, anchor.end_byte, b" " + text, reason)
+    line_end = data.find(b"\n", anchor.end_byte)
     line_end = len(data) if line_end < 0 else line_end
-    rest = data[anchor:line_end].rstrip(b"\r").strip(b" \t")
-    if rest and not rest.startswith(b"#"):
-        return Edit(anchor, anchor, b" " + text, reason)
     if line_end > 0 and data[line_end - 1 : line_end] == b"\r":
         line_end -= 1
     newline = eol(data)
-    separator = newline * 2 if len(bindings) > 1 and blank_line_before(data, last.start_byte) else newline
-    return Edit(line_end, line_end, separator + indent_at(data, last.start_byte) + text, reason)
+    position = next((i for i, b in enumerate(bindings) if b == anchor), len(bindings) - 1)
+    following = [b for b in bindings[position + 1 :] if b.type != "comment"]
+    if following:
+        separated = blank_line_before(data, comment_block_start(data, following[0].start_byte))
+    else:
+        separated = len(bindings) > 1 and blank_line_before(data, anchor.start_byte)
+    indent = indent_at(data, anchor.start_byte)
+    lines = (indent + comment + newline if comment else b"") + indent + text
+    return Edit(line_end, line_end, (newline * 2 if separated else newline) + lines, reason)
