@@ -83,12 +83,23 @@ def apply_edits(data: bytes, edits: Sequence[Edit], doc: Document | None = None)
 
 
 def new_problems(before: Document, after: Document) -> list:
-    """Problems of `after` that `before` did not have (compared by message and line text)."""
+    """Problems of `after` that `before` did not have.
+
+    Matched by message and line text first, then, for what is left, by message alone: an edit on
+    the line of an old problem (`{ a = 1; a = 2; b = 3; }`, changing `b`) does not make it new.
+    """
     remaining = Counter(p.key for p in before.problems)
-    fresh = []
+    unmatched = []
     for problem in after.problems:
         if remaining[problem.key]:
             remaining[problem.key] -= 1
+        else:
+            unmatched.append(problem)
+    messages = Counter(message for (message, _), count in remaining.items() for _ in range(count))
+    fresh = []
+    for problem in unmatched:
+        if messages[problem.message]:
+            messages[problem.message] -= 1
         else:
             fresh.append(problem)
     return fresh

@@ -276,7 +276,7 @@ def newly_unbound(before: Document, after: Document, edits: Sequence, names: set
             if previous is not None and not previous.free:
                 found.append(Unbound(reference.node.start_byte, _lost_binder(before, name, previous.binder)))
             elif previous is None and not already_free and not is_nix_global(name):
-                found.append(Unbound(reference.node.start_byte, f"undefined variable '{name}': nothing binds it here"))
+                found.append(Unbound(reference.node.start_byte, f"undefined variable '{name}': nothing in the file binds it (take it as a function argument, or use a name that is bound)"))
     return sorted(found, key=lambda u: u.offset)
 
 
