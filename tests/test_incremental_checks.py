@@ -24,6 +24,7 @@ SOURCES = [
     render_recipe(variants()[3], OLD_REV).encode(),
     (FIXTURES / "syntax" / "valid" / "scopes_and_sets.nix").read_bytes(),
     (FIXTURES / "syntax" / "valid" / "inherit_forms.nix").read_bytes(),
+    (FIXTURES / "syntax" / "valid" / "inherit_empty.nix").read_bytes(),  # a MISSING identifier once hung the search
 ]
 
 # snippets that make and break the things the checks look at: names, binders, scopes, sets, paths
@@ -66,6 +67,11 @@ def _node_edit(draw, doc, node) -> Edit | None:
         name = draw(st.sampled_from(NAMES)).decode()
         return Edit(node.end_byte, node.end_byte, draw(st.sampled_from([f" {name} = 1;", f" inherit {name};",
                                                                          f" {name}.x = {{ }};"])).encode(), "insert")
+    if kind == "string_fragment":  # literal text: the checks take a shortcut unless the edit breaks out of it
+        start = draw(st.integers(node.start_byte, node.end_byte))
+        end = draw(st.integers(start, node.end_byte))
+        text = draw(st.sampled_from([b"0182a36", b"", b"x y", b'"; version = "', b"${lib}", b"\"", b"''; a = ''"]))
+        return Edit(start, end, text, "literal")
     if kind == "attrset_expression":
         return Edit(node.start_byte, node.start_byte, b"rec ", "rec")
     if kind == "rec_attrset_expression":
@@ -91,7 +97,7 @@ def structured_edit(draw):
     return source, normalize_edits(edits)
 
 
-STRUCTURAL = ("identifier", "binding", "inherit", "inherit_from", "formal", "attrset_expression",
+STRUCTURAL = ("string_fragment", "identifier", "binding", "inherit", "inherit_from", "formal", "attrset_expression",
               "rec_attrset_expression", "with_expression", "variable_expression", "select_expression",
               "apply_expression")
 

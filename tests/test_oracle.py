@@ -81,8 +81,13 @@ ISSUE_22 = [
 ]
 
 
+# numbers at the edges of Nix's int64 and double (strtod's ERANGE: overflow, inexact underflow)
+NUMBERS = [b"-9223372036854775808", b"1.0e308", b"1.8e308", b"1.0e-310", b"2.2250738585072014e-308",
+           b"1.5e99999999999999999999", b"0.0e-99999999999999999", b"4.9e-324"]
+
+
 @pytest.mark.nix
-@pytest.mark.parametrize("source", ISSUE_22, ids=lambda s: s.decode())
+@pytest.mark.parametrize("source", ISSUE_22 + NUMBERS, ids=lambda s: s.decode())
 def test_issue_22_constructs_agree_with_nix(source, nix_oracle, run_cli, tmp_path):
     accepted, message = nix_oracle(source)
     accepted = accepted or "undefined variable" in message

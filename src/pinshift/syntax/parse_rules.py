@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 import sys
 from collections.abc import Iterator, Sequence
 from decimal import Decimal
@@ -38,7 +37,7 @@ from pinshift.syntax.duplicates import CONTAINERS, attribute_duplicates, formal_
 from pinshift.syntax.paths import PATH_TYPES, check_path
 
 INT_MAX = 2**63 - 1
-_KEYWORD = re.compile(rb"(?<![A-Za-z0-9_'-])(?:if|then|else|assert|with|let|in|rec|inherit)(?![A-Za-z0-9_'-])")
+_KEYWORDS = ("if", "then", "else", "assert", "with", "let", "in", "rec", "inherit")
 DBL_MIN = Decimal(sys.float_info.min)
 
 # (offset, message, detail): the detail (where the first definition is) is shown but not compared
@@ -57,6 +56,9 @@ _CAPTURES = {
 @functools.lru_cache(maxsize=1)
 def _query() -> Query:
     patterns = " ".join("[%s] @%s" % (" ".join(f"({t})" for t in types), name) for name, types in _CAPTURES.items())
+    keywords = " ".join(f'"{k}"' for k in _KEYWORDS)  # tree-sitter-nix reads these as names there; Nix does not
+    names = "[(attrpath (identifier) @keyword) (inherited_attrs (identifier) @keyword)]"
+    patterns += f" ({names} (#any-of? @keyword {keywords}))"
     return Query(nix_language(), patterns)
 
 
@@ -64,15 +66,46 @@ def _captures(doc: Document, regions: Sequence[tuple[int, int]] | None) -> dict[
     if regions is None:
         return QueryCursor(_query()).captures(doc.root)
     found: dict[str, dict[int, Node]] = {}
-    size = len(doc.data)
-    for start, end in regions:
+    for start, end in _merged(regions, len(doc.data)):
         cursor = QueryCursor(_query())
-        cursor.set_byte_range(max(start - 1, 0), min(end + 1, size))
+        cursor.set_byte_range(start, end)
         for name, nodes in cursor.captures(doc.root).items():
             bucket = found.setdefault(name, {})
             for node in nodes:
                 bucket[node.id] = node
     return {name: sorted(nodes.values(), key=lambda n: n.start_byte) for name, nodes in found.items()}
+
+
+_NAME_PLACES = ("attrpath", "inherited_attrs")
+
+
+def inside_literal_text(doc: Document, start: int, end: int) -> bool:
+    """Whether bytes [start, end) lie inside one literal fragment of a string that names no attribute.
+
+    Such bytes hold no path, number, name or binder: an edit that only rewrites them (a pin's
+    revision in a URL, a marker in a build script) cannot break any rule or unbind any reference.
+    """
+    node = doc.root.descendant_for_byte_range(start, end)
+    if node is None or node.type != "string_fragment" or not (node.start_byte <= start and end <= node.end_byte):
+        return False
+    string = node.parent
+    holder = string.parent if string is not None else None
+    if holder is not None and holder.type == "interpolation":
+        holder = holder.parent
+    return holder is None or holder.type not in _NAME_PLACES
+
+
+def _merged(regions: Sequence[tuple[int, int]], size: int, gap: int = 256) -> list[tuple[int, int]]:
+    """The regions widened by a byte each side (an edit beside a node touches it), overlapping or
+    near ones joined: one query over a stretch costs less than one per edit."""
+    spans: list[list[int]] = []
+    for start, end in sorted(regions):
+        start, end = max(start - 1, 0), min(end + 1, size)
+        if spans and start <= spans[-1][1] + gap:
+            spans[-1][1] = max(spans[-1][1], end)
+        else:
+            spans.append([start, end])
+    return [(start, end) for start, end in spans]
 
 
 def _is_empty(doc: Document) -> bool:
@@ -100,13 +133,17 @@ def rule_problems(doc: Document, regions: Sequence[tuple[int, int]] | None = Non
     """Nix's parse-time rules broken in `doc` (only around `regions`, when given), unsorted."""
     if _is_empty(doc):
         yield len(doc.data), "syntax error: unexpected end of file (the file holds no expression)", ""
+    if regions is not None and all(inside_literal_text(doc, start, end) for start, end in regions):
+        return
     captures = _captures(doc, regions)
     data = doc.data
-    yield from _keywords_as_names(doc, regions)
     reads_badly = _rereader(doc)
     for node in captures.get("path", ()):
         for offset, message in check_path(data, node, reads_badly):
             yield offset, message, ""
+    for node in captures.get("keyword", ()):
+        keyword = data[node.start_byte : node.end_byte].decode()
+        yield node.start_byte, f"syntax error: unexpected keyword '{keyword}' as an attribute name", ""
     for node in captures.get("int", ()):
         text = data[node.start_byte : node.end_byte]
         if len(text) >= 19 and text.isdigit() and int(text) > INT_MAX:
@@ -131,11 +168,18 @@ def rule_problems(doc: Document, regions: Sequence[tuple[int, int]] | None = Non
             )
     for node in captures.get("function", ()):
         for identifier, name in formal_duplicates(data, node):
-            yield identifier.start_byte, f"syntax error: duplicate formal function argument '{name.decode('utf-8', 'replace')}'", ""
+            spelled = name.decode("utf-8", "replace")
+            yield identifier.start_byte, f"syntax error: duplicate formal function argument '{spelled}'", ""
 
 
 def _float_out_of_range(text: bytes) -> bool:
     """Whether glibc's strtod sets ERANGE: overflow, or an inexact result below the smallest normal double."""
+    mantissa, _, exponent = text.lower().partition(b"e")
+    digits = mantissa.replace(b".", b"").lstrip(b"0")
+    if not digits:
+        return False  # zero is exact
+    if exponent and abs(int(exponent)) > 10_000:  # far outside any double, and outside Decimal's reach
+        return True
     exact = Decimal(text.decode())
     value = float(exact)
     if math.isinf(value):
@@ -143,31 +187,11 @@ def _float_out_of_range(text: bytes) -> bool:
     return exact != 0 and exact.copy_abs() < DBL_MIN and Decimal(value) != exact
 
 
-def _keywords_as_names(doc: Document, regions: Sequence[tuple[int, int]] | None) -> Iterator[Finding]:
-    """Keywords tree-sitter-nix reads as attribute names (found from a byte search, then their node)."""
-    spans = [(0, len(doc.data))] if regions is None else [(max(s - 1, 0), e + 1) for s, e in regions]
-    seen = set()
-    for start, end in spans:
-        for match in _KEYWORD.finditer(doc.data, max(start - 7, 0)):  # no endpos: it would cut a longer name
-            if match.start() > end:
-                break
-            node = doc.root.descendant_for_byte_range(match.start(), match.end())
-            parent = node.parent if node is not None else None
-            if (
-                parent is not None
-                and node.type == "identifier"
-                and parent.type in ("attrpath", "inherited_attrs")
-                and node.start_byte not in seen
-            ):
-                seen.add(node.start_byte)
-                yield node.start_byte, f"syntax error: unexpected keyword '{match.group().decode()}' as an attribute name", ""
-
-
 def _dynamic_in_let(data: bytes, let: Node) -> Iterator[Finding]:
     binding_set = next((c for c in let.named_children if c.type == "binding_set"), None)
     for binding in binding_set.named_children if binding_set is not None else ():
-        attrpath = binding.child_by_field_name("attrpath") if binding.type == "binding" else None
-        segments = attrpath.children_by_field_name("attr") if attrpath is not None else []
-        first = segments[0] if segments else None
-        if first is not None and static_name(data, first) is None:
+        if binding.type != "binding":
+            continue
+        first = binding.child(0).child(0)  # attrpath, its first attr; an identifier is always static
+        if first is not None and first.type != "identifier" and static_name(data, first) is None:
             yield first.start_byte, "syntax error: dynamic attributes not allowed in let", ""

@@ -99,4 +99,5 @@ def _not_a_path(start: int, first: bytes, reads_badly: Reread) -> Iterator[Findi
         return
     if reads_badly(start + cut, start + cut + 2, b" // "):
         text = first.decode("utf-8", "replace")
-        yield start + cut, f"syntax error: {text!r} is not a path for Nix but '{text[:cut]} // {text[cut + 2:]}', which does not parse here"
+        reading = f"{text[:cut]} // {text[cut + 2:]}"
+        yield start + cut, f"syntax error: {text!r} is not a path for Nix but '{reading}', which does not parse here"

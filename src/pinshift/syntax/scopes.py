@@ -31,6 +31,7 @@ from tree_sitter import Node
 
 from pinshift.syntax.attrnames import static_name
 from pinshift.syntax.document import Document
+from pinshift.syntax.parse_rules import inside_literal_text
 from pinshift.syntax.queries import name_of, nodes_spelling, walk
 
 _RECURSIVE = ("let_expression", "rec_attrset_expression", "let_attrset_expression")
@@ -140,8 +141,11 @@ NIX_GLOBALS = frozenset(
     "abort baseNameOf builtins derivation derivationStrict dirOf false fetchGit fetchMercurial fetchTarball "
     "fetchTree fromTOML import isNull map null placeholder removeAttrs scopedImport throw toString true".split()
 )
-_KEYWORDS = frozenset({"if", "then", "else", "assert", "with", "let", "in", "rec", "inherit", "or"})
+# `or` is missing on purpose: Nix reads `f or` as `f` applied to a variable named `or`
+_KEYWORDS = frozenset({"if", "then", "else", "assert", "with", "let", "in", "rec", "inherit"})
 _NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_'-]*")
+_UNDEFINED = ("undefined variable '{name}': nothing in the file binds it "
+              "(take it as a function argument, or use a name that is bound)")
 _NAME_BYTE = re.compile(rb"[A-Za-z0-9_'-]")
 
 
@@ -179,11 +183,12 @@ def references_to(doc: Document, name: str) -> list[Reference]:
 
 def referenced_names(doc: Document, node: Node) -> set[str]:
     """The names of every variable and plain `inherit name;` inside `node`."""
-    names = {doc.text(v).decode("utf-8", "surrogateescape") for v in walk(node, "variable_expression")}
+    variables = (v for v in walk(node, "variable_expression") if v.end_byte > v.start_byte)
+    names = {doc.text(v).decode("utf-8", "surrogateescape") for v in variables}
     for attrs in walk(node, "inherited_attrs"):
         if attrs.parent is not None and attrs.parent.type == "inherit":
             names.update(doc.text(a).decode("utf-8", "surrogateescape") for a in attrs.children_by_field_name("attr")
-                         if a.type == "identifier")
+                         if a.type == "identifier" and not a.is_missing)  # `inherit;` holds a MISSING one
     return names
 
 
@@ -229,6 +234,15 @@ def _candidate_names(before: Document, after: Document, edits: Sequence) -> set[
     return names - _KEYWORDS
 
 
+def _only_literal_text(before: Document, after: Document, edits: Sequence) -> bool:
+    """Whether every edit only rewrote literal string text, before and after, and nothing else re-structured."""
+    if after.changed is None:
+        return False
+    return all(inside_literal_text(before, e.start, e.end) for e in edits) and all(
+        inside_literal_text(after, start, end) for start, end in after.changed
+    )
+
+
 class _Shift:
     """Where a byte range of the old bytes sits after sorted, non-overlapping edits (None if edited)."""
 
@@ -262,6 +276,8 @@ def newly_unbound(before: Document, after: Document, edits: Sequence, names: set
     Only names the edits can have affected are looked at (`_candidate_names`), unless `names`
     says which (tests pass every name of both files to check that choice).
     """
+    if names is None and _only_literal_text(before, after, edits):
+        return []
     shift = _Shift(edits)
     found = []
     for name in sorted(_candidate_names(before, after, edits) if names is None else names):
@@ -276,13 +292,14 @@ def newly_unbound(before: Document, after: Document, edits: Sequence, names: set
             if previous is not None and not previous.free:
                 found.append(Unbound(reference.node.start_byte, _lost_binder(before, name, previous.binder)))
             elif previous is None and not already_free and not is_nix_global(name):
-                found.append(Unbound(reference.node.start_byte, f"undefined variable '{name}': nothing in the file binds it (take it as a function argument, or use a name that is bound)"))
+                found.append(Unbound(reference.node.start_byte, _UNDEFINED.format(name=name)))
     return sorted(found, key=lambda u: u.offset)
 
 
 def _lost_binder(before: Document, name: str, binder: Binder) -> str:
     node = binder.name_node if binder.name_node is not None else binder.scope
     line, column = before.position(node.start_byte)
-    what = {"formal": "function argument", "argument": "function argument", "with": "`with`"}.get(binder.kind, binder.kind)
+    what = {"formal": "function argument", "argument": "function argument", "with": "`with`"}
+    what = what.get(binder.kind, binder.kind)
     after = f"it would refer to Nix's builtin '{name}'" if is_nix_global(name) else "undefined variable"
     return f"'{name}' would no longer be bound by the {what} at {line}:{column} ({after})"
