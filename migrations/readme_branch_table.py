@@ -10,15 +10,22 @@ column (header `Branch`, case-insensitive, or `branch-column`):
   the old revision is rebuilt for `revision` (the full new revision);
 - if the row of `target` already exists it is updated in place instead
   (running the step twice changes nothing the second time);
-- when the base row carries the "this branch" marker (bold, an arrow such as
-  ⬅️, a "This branch" cell) the marker moves to the target row and the base
-  row is left plain;
+- the "this branch" marker moves whole from the base row to the target row: an arrow (⬅️),
+  `(this branch)`, the words `**This branch** — ` with their separator, a cell saying only
+  "This branch", and bold around a cell's content or inside its link text (`[**`6a030d5`**](…)`);
+  bold is a mark only where it sets the row apart (no other row's cell in that column is bold);
+  another marked row is left alone and reported;
+- with several rows for `base`, the new row is cloned from the marked one and inserted after
+  the last of them (none marked: the first, with a warning);
 - a "You are on the `base` branch" banner names `target` instead, and
-  `Header old-value` pairs in it (`PyTorch 2.9.1`) take the overrides.
+  `Header old-value` pairs in it (`PyTorch 2.9.1`) take the overrides; every "this branch:
+  `base`" self-reference in a heading or paragraph names `target`.
 
-Every other row and every other byte stays identical. Tables without a branch
-column, branch tables without a base row and a README without any branch
-table are left alone and reported as warnings.
+`base` and `target` are usually `{base}` and `{target}`: the migration's actual branches.
+
+Every other row and every other byte stays identical. A table without a branch
+column is left alone with a note; a branch table without a base row and a
+README without any branch table are left alone and reported as warnings.
 
 Parameters:
     base           branch the new branch starts from (its row is the template)
@@ -32,8 +39,8 @@ Example:
     kind = "readme-branch-table"
     files = ["README.md"]
     [steps.params]
-    base = "pytorch-2.9"
-    target = "pytorch-2.10-cuda12_9"
+    base = "{base}"
+    target = "{target}"
     revision = "0182a361324364ae3f436a63005877674cf45efb"
     [steps.params.columns]
     PyTorch = "2.10.0"
@@ -57,6 +64,15 @@ _ARROWS = ("⬅️", "⬅", "←", "👈", "◀️", "◀", "<-")
 _MARKER = re.compile(
     r"\s*(?:" + "|".join(re.escape(a) for a in _ARROWS) + r"|\((?:this|current) branch\))", re.IGNORECASE
 )
+_ARROW = "|".join(re.escape(a) for a in _ARROWS)
+_LEAD_ARROW = re.compile(r"(?:" + _ARROW + r")\s*")
+_THIS_BRANCH = re.compile(  # `**This branch** — `, `This branch: ` at the start of a cell
+    r"(?:(\*\*|__)(?:this|current) branch\1|(?:this|current) branch(?=\s*(?:[—–:|]|--?\s)))"
+    r"\s*(?:[—–:|]|--?(?=\s))?\s*", re.IGNORECASE)
+_TRAIL = re.compile(r"(?:\s*(?:" + _ARROW + r"|\((?:this|current) branch\)))+\s*\Z", re.IGNORECASE)
+_LINK = re.compile(r"(?P<open>!?\[)(?P<text>[^\]]*)(?P<close>\]\([^)]*\))")
+_BOLD_LINK = re.compile(r"(?P<open>!?\[)(?P<mark>\*\*|__)(?P<text>[^\]]*?)(?P=mark)(?P<close>\]\([^)]*\))")
+_SELF_REFERENCE = re.compile(rb"(?i)\bthis branch:\s*(?:\*\*|__)?`?([^`*\s)\]]+)")
 _HEX = re.compile(rb"[0-9a-fA-F]{7,40}")
 _URL = re.compile(rb"\]\(([^)]*)\)|<(https?://[^>]*)>")
 _BANNER = re.compile(rb"You are on the\s+(?:\*\*|__)?`?([^`*\s]+?)`?(?:\*\*|__)?\s+branch", re.IGNORECASE)
@@ -105,16 +121,77 @@ def _is_this_branch_cell(raw: bytes) -> bool:
     return plain_text(raw).strip(" ✅✓").lower() == "this branch"
 
 
+@dataclass(frozen=True)
+class Marks:
+    """The "this branch" marks of one cell, as written: what `strip_marks` took off and `mark` puts back.
+
+    `lead`: `**This branch** — ` or an arrow before the content; `trail`: ` ⬅️` after it;
+    `bold`: `**`/`__` that wrapped the content (`link`: inside a link's text, `[**`6a030d5`**](...)`);
+    `whole`: the cell said nothing but "This branch".
+    """
+
+    lead: str = ""
+    trail: str = ""
+    bold: str = ""
+    link: bool = False
+    whole: bool = False
+
+    @property
+    def signal(self) -> bool:
+        """Marks that say "this branch" on their own (bold alone only does when it sets the row apart)."""
+        return bool(self.lead or self.trail or self.whole)
+
+
+def _decode(raw: bytes) -> str:
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def _encode(text: str) -> bytes:
+    return text.encode("utf-8", "surrogateescape")
+
+
+def strip_marks(raw: bytes, bold_marks: bool = True) -> tuple[bytes, Marks]:
+    """(the cell without its "this branch" marks, the marks); bold counts only when `bold_marks`."""
+    if _is_this_branch_cell(raw):
+        return b"", Marks(lead=_decode(raw), whole=True)
+    text, lead, trail = _decode(raw), "", ""
+    while found := (_LEAD_ARROW.match(text) or _THIS_BRANCH.match(text)):
+        lead, text = lead + found.group(0), text[found.end():]
+    if found := _TRAIL.search(text):
+        trail, text = found.group(0), text[: found.start()]
+    if _MARKER.search(text):  # an arrow inside the cell: dropped, it comes back as a trailing one
+        text, trail = _MARKER.sub("", text), trail or " " + _MARKER.search(text).group(0).strip()
+    bold, link = "", False
+    if bold_marks:
+        if found := _BOLD_LINK.fullmatch(text):
+            bold, link = found.group("mark"), True
+            text = found.group("open") + found.group("text") + found.group("close")
+        else:
+            for candidate in ("**", "__"):
+                inner = text[2:-2]
+                if len(text) > 4 and text.startswith(candidate) and text.endswith(candidate) and candidate not in inner:
+                    bold, text = candidate, inner
+                    break
+    return _encode(text), Marks(lead, trail, bold, link)
+
+
+def mark(raw: bytes, marks: Marks) -> bytes:
+    """`raw` (a cell without marks) carrying `marks`: the inverse of `strip_marks`."""
+    if marks.whole:
+        return _encode(marks.lead)
+    text = _decode(raw)
+    if marks.bold:
+        found = _LINK.fullmatch(text) if marks.link else None
+        if found:
+            text = found.group("open") + marks.bold + found.group("text") + marks.bold + found.group("close")
+        else:
+            text = marks.bold + text + marks.bold
+    return _encode(marks.lead + text + marks.trail)
+
+
 def strip_marker(raw: bytes) -> bytes:
     """The cell without "this branch" marks: arrows removed, outer bold unwrapped, a "This branch" cell emptied."""
-    if _is_this_branch_cell(raw):
-        return b""
-    text = raw.decode("utf-8", "surrogateescape")
-    text = _MARKER.sub("", text).rstrip()
-    for mark in ("**", "__"):
-        if len(text) > 4 and text.startswith(mark) and text.endswith(mark):
-            text = text[2:-2]
-    return text.encode("utf-8", "surrogateescape")
+    return strip_marks(raw)[0]
 
 
 def _relink(raw: bytes, old: str, new: str, revision: str | None) -> tuple[bytes, bool]:
@@ -176,52 +253,93 @@ def _cell_edits(doc: MarkdownDocument, row: Row, new_cells: dict[int, bytes], re
     ]
 
 
-def _new_row(doc: MarkdownDocument, table: Table, base: Row, branch: int, params: Params, out: StepOutput) -> bytes:
-    """The base row's line with the target branch name and the column overrides."""
-    cells: dict[int, bytes] = {}
-    raw_branch = doc.cell_text(base.cells[branch])
-    cells[branch] = rename_branch(raw_branch, params)
+CellMarks = list[tuple[bytes, Marks]]  # per cell: (the cell without marks, its marks)
+
+
+def _new_row(doc: MarkdownDocument, table: Table, template: Row, marks: CellMarks, branch: int, params: Params,
+             out: StepOutput) -> bytes:
+    """The template row's line with the target branch name and the column overrides, marks kept."""
+    cells: dict[int, bytes] = {branch: rename_branch(doc.cell_text(template.cells[branch]), params)}
     for index, value in _overrides(table, params).items():
-        if index < len(base.cells) and index != branch:
-            cells[index], stale = set_value(doc.cell_text(base.cells[index]), value, params.revision)
+        if index < len(template.cells) and index != branch:
+            plain, own = marks[index]
+            new, stale = set_value(plain, value, params.revision)
+            cells[index] = mark(new, own)
             if stale:
-                out.warn(base.cells[index].start, f"link in '{table.headers[index]}' still points to the old revision; set 'revision' to rebuild it")
-    edits = _cell_edits(doc, base, cells, "")
-    shifted = [Edit(e.start - base.start, e.end - base.start, e.replacement) for e in edits]
-    return apply_edits(doc.data[base.start : base.end], shifted)
+                out.warn(template.cells[index].start, f"link in '{table.headers[index]}' still points to the old revision; set 'revision' to rebuild it")
+    edits = _cell_edits(doc, template, cells, "")
+    shifted = [Edit(e.start - template.start, e.end - template.start, e.replacement) for e in edits]
+    return apply_edits(doc.data[template.start : template.end], shifted)
 
 
-def _plan_table(doc: MarkdownDocument, table: Table, params: Params, out: StepOutput) -> bool:
-    """Edits for one branch table; False when it has neither the base nor the target row."""
+def _insert_after(doc: MarkdownDocument, row: Row, line: bytes, reason: str) -> Edit:
+    eol = b"\r\n" if doc.data[row.end : row.end + 2] == b"\r\n" else b"\n"
+    if doc.data[row.end : row.end + len(eol)] == eol:
+        return Edit(row.end + len(eol), row.end + len(eol), line + eol, reason)
+    return Edit(row.end, row.end, eol + line, reason)
+
+
+def _is_marked(marks: CellMarks, branch: int) -> bool:
+    """A row says "this branch" with an arrow or the words anywhere, or with a bold branch name of its own."""
+    return any(m.signal for _, m in marks) or (branch < len(marks) and bool(marks[branch][1].bold))
+
+
+def _plan_table(doc: MarkdownDocument, table: Table, params: Params, out: StepOutput,
+                old_values: dict[str, str]) -> bool:
+    """Edits for one branch table; False when it has neither the base nor the target row.
+
+    `old_values` collects the template row's value per overridden header (the first table's win),
+    for the banner's `PyTorch 2.9.1` pairs.
+    """
     branch = table.column(params.branch_column)
-    rows = {branch_name(doc.cell_text(r.cells[branch])): r for r in table.rows if branch < len(r.cells)}
-    base, target = rows.get(params.base), rows.get(params.target)
-    reason = f"{NAME}: {params.target}"
-    if base is None and target is None:
+    named = [(branch_name(doc.cell_text(r.cells[branch])), r) for r in table.rows if branch < len(r.cells)]
+    bases = [row for name, row in named if name == params.base]
+    target = next((row for name, row in named if name == params.target), None)
+    if not bases and target is None:
         return False
-    base_marked = base is not None and any(strip_marker(doc.cell_text(c)) != doc.cell_text(c) for c in base.cells)
-    if base_marked:
-        plain = {i: strip_marker(doc.cell_text(c)) for i, c in enumerate(base.cells)}
-        out.edits.extend(_cell_edits(doc, base, plain, f"{NAME}: marker moves to {params.target}"))
+    own = {row.line for row in bases} | ({target.line} if target else set())
+    others = [(name, row) for name, row in named if row.line not in own]
+
+    def bold_marks(index: int) -> bool:
+        """Bold in this column marks "this branch" only when no other row's cell there is all bold."""
+        return not any(index < len(row.cells) and strip_marks(doc.cell_text(row.cells[index]))[1].bold
+                       for _, row in others)
+
+    marks = {row.line: [strip_marks(doc.cell_text(c), bold_marks(i)) for i, c in enumerate(row.cells)] for row in bases}
+    marked = [row for row in bases if _is_marked(marks[row.line], branch)]
+    reason = f"{NAME}: {params.target}"
+    for row in marked:
+        plain = {i: cell for i, (cell, _) in enumerate(marks[row.line])}
+        out.edits.extend(_cell_edits(doc, row, plain, f"{NAME}: marker moves to {params.target}"))
+    if marked:
+        for name, row in others:
+            if any(strip_marks(doc.cell_text(c), False)[1].signal for c in row.cells):
+                out.warn(row.start, f"row '{name}' is marked as this branch too; left alone")
+    template = marked[0] if marked else (bases[0] if bases else None)
+    for header in params.columns:
+        index = table.column(header)
+        if template is not None and index is not None and index < len(template.cells):
+            old_values.setdefault(header, plain_text(marks[template.line][index][0]).strip())
     if target is None:
-        line = _new_row(doc, table, base, branch, params, out)
-        eol = b"\r\n" if doc.data[base.end : base.end + 2] == b"\r\n" else b"\n"
-        if base.end + len(eol) <= len(doc.data) and doc.data[base.end : base.end + len(eol)] == eol:
-            out.edits.append(Edit(base.end + len(eol), base.end + len(eol), line + eol, reason))
-        else:
-            out.edits.append(Edit(base.end, base.end, eol + line, reason))
+        if len(bases) > 1 and not marked:
+            out.warn(bases[0].start, f"{len(bases)} rows for '{params.base}' and none is marked as this branch; "
+                                     f"the new row copies the first (line {bases[0].line + 1}): check it")
+        line = _new_row(doc, table, template, marks[template.line], branch, params, out)
+        out.edits.append(_insert_after(doc, bases[-1], line, reason))
         return True
+    overrides = _overrides(table, params)
     cells: dict[int, bytes] = {}
-    for index, value in _overrides(table, params).items():
-        if index < len(target.cells) and index != branch:
-            cells[index], _ = set_value(doc.cell_text(target.cells[index]), value, params.revision)
-    if base_marked:
-        for index, cell in enumerate(base.cells):
-            raw = doc.cell_text(cell)
-            if index == branch and strip_marker(raw) != raw:
-                cells[index] = rename_branch(raw, params)
-            elif _is_this_branch_cell(raw):
-                cells[index] = raw
+    for index, cell in enumerate(target.cells):
+        raw = doc.cell_text(cell)
+        if not marked:  # the marker stays where it is: only overridden cells change
+            if index in overrides and index != branch:
+                cells[index], _ = set_value(raw, overrides[index], params.revision)
+            continue
+        plain, _ = strip_marks(raw, bold_marks(index))
+        if index in overrides and index != branch:
+            plain, _ = set_value(plain, overrides[index], params.revision)
+        wanted = marks[template.line][index][1] if index < len(marks[template.line]) else Marks()
+        cells[index] = mark(plain, wanted)
     out.edits.extend(_cell_edits(doc, target, cells, reason))
     return True
 
@@ -233,6 +351,9 @@ def _plan_banner(doc: MarkdownDocument, params: Params, old_values: dict[str, st
     for span in doc.spans:
         if span.kind != "prose":
             continue
+        for match in _SELF_REFERENCE.finditer(doc.data, span.start, span.end):
+            if match.group(1).decode("utf-8", "surrogateescape") == params.base:
+                out.edits.append(Edit(match.start(1), match.end(1), params.target.encode(), f"{NAME}: this branch"))
         for match in _BANNER.finditer(doc.data, span.start, span.end):
             if match.group(1).decode("utf-8", "surrogateescape") != params.base:
                 continue
@@ -258,15 +379,8 @@ def plan(doc: MarkdownDocument, params: Params, context: StepContext) -> StepOut
     old_values: dict[str, str] = {}
     matched_headers: set[str] = set()
     for table in branch_tables:
-        branch = table.column(params.branch_column)
-        for row in table.rows:
-            if branch < len(row.cells) and branch_name(doc.cell_text(row.cells[branch])) == params.base:
-                for header in params.columns:
-                    index = table.column(header)
-                    if index is not None and index < len(row.cells):
-                        old_values.setdefault(header, _MARKER.sub("", plain_text(doc.cell_text(row.cells[index]))).strip())
         matched_headers.update(h for h in params.columns if table.column(h) is not None)
-        if not _plan_table(doc, table, params, out):
+        if not _plan_table(doc, table, params, out, old_values):
             out.warn(table.start, f"branch table has no row for '{params.base}' or '{params.target}'; left alone")
     for header in params.columns:
         if header not in matched_headers:

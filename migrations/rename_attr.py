@@ -11,7 +11,38 @@ What it changes:
     argument of the same name shadows it, and references bound there keep their name.
 
 What it never touches: comments, strings, look-alike names (`python3PackagesExtra`,
-`my.python3Packages_old`), binding names, and references bound anywhere else.
+`my.python3Packages_old`), binding names (except definitions, below), and references bound
+anywhere else.
+
+Definitions in the same file. When a select it would rename reads an attribute this file
+defines itself, renaming only the select would read another attribute and silently drop the
+definition from the build. Definitions are the bindings of `from` in
+  - an overlay's result, `final: prev: { python3Packages = prev.python3Packages.override { … }; }`,
+    in `import … { overlays = [ … ]; }` (written in the list, or bound by a `let`/`rec` and named
+    there), `SET.extend …`, `SET.appendOverlays [ … ]`, or a file that is itself an overlay;
+  - `config.packageOverrides = pkgs: { python3Packages = …; }`;
+  - the attrset of `SET // { python3Packages = …; }`, or any attrset literal selected from;
+followed through `let`/`rec` aliases (`let ps = nixpkgs_pinned.python3Packages; in ps.torch`,
+`pinned = nixpkgs_pinned;`) and the overlays' own arguments (`prev.python3Packages` reads it too).
+A `let python3Packages = nixpkgs_pinned.python3Packages.override { … };` is a variable of the
+file, not an attribute of the set: its right-hand side is renamed as usual.
+  - definitions = "refuse" (default): the file is refused and left unchanged, naming the
+    definition and the use (`path:line:col: python3Packages is defined here (in an overlay) and
+    used at path:line:col (nixpkgs_pinned.python3Packages): …`). A refused file stops
+    `pinshift migrate` (no branch is created) and `pinshift apply` (no file is written): the
+    file cannot be migrated as asked, and committing a build that quietly lost its overlay is worse
+    than stopping.
+  - definitions = "rename": the definition's name is renamed with its uses, and so are the other
+    uses of it through the overlays' arguments (`prev.python3Packages`, `final.python3Packages`),
+    even where `base` would not reach. `python313Packages = prev.python313Packages.override { … };`
+    then overrides the new pin's own python313Packages, which is what the rename means. Refused
+    instead (the meaning could not be kept) when the definition is an `inherit`, when `to` is already
+    defined there, when a `rec` refers to it by name, or when something else reads it and is not
+    renamed (another base under `base`, `inherit (nixpkgs_pinned) python3Packages;`, a `with`).
+    A file that is an overlay or a nixpkgs config defines the attribute for a set another file
+    builds: it is renamed with a warning to rename that set's users too.
+  - overlays this file does not show (`overlays = [ (import ./overlay.nix) ]`) cannot be checked:
+    one warning per file names them.
 
 Reported as warnings with their location, never silently skipped:
   - `inherit (x) python3Packages;` (renaming it would rename the binding it makes);
@@ -23,10 +54,12 @@ Reported as warnings with their location, never silently skipped:
     to rename arguments).
 
 Parameters:
-  from   str, required. The segment to rename.
-  to     str, required. The new name (a plain Nix identifier).
-  base   str, optional. Only selects on this variable (e.g. nixpkgs_pinned); also turns
-         off the renaming of function arguments.
+  from         str, required. The segment to rename.
+  to           str, required. The new name (a plain Nix identifier).
+  base         str, optional. Only selects on this variable (e.g. nixpkgs_pinned); also
+               turns off the renaming of function arguments.
+  definitions  "refuse" or "rename", default "refuse". What to do when the file defines
+               `from` itself (see "Definitions in the same file").
 
 Example recipe step:
     [[steps]]
@@ -42,9 +75,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 from pinshift.edits import Edit
 from pinshift.errors import ParamError
+from pinshift.migrations._rename_definitions import Reader, check_definitions
 from pinshift.steps import StepContext, StepOutput
 from pinshift.syntax.queries import name_of, nodes_spelling, unwrap
 from pinshift.syntax.scopes import binder_of, inherited_binder, resolve
@@ -60,6 +95,7 @@ class Params:
     from_: str
     to: str
     base: str | None = None
+    definitions: Literal["refuse", "rename"] = "refuse"
 
     def __post_init__(self) -> None:
         for key, value in (("from", self.from_), ("to", self.to)) + ((("base", self.base),) if self.base else ()):
@@ -116,17 +152,33 @@ def _segment_edit(doc, segment, params: Params, why: str) -> Edit | None:
     return Edit(fragment.start_byte, fragment.end_byte, params.to.encode(), why)
 
 
-def _attrpath_edits(doc, occurrences: list, params: Params, out: StepOutput) -> None:
-    why = f"{NAME}: {params.from_} -> {params.to}"
+def _renamed_segments(doc, occurrences: list, params: Params) -> list:
+    """The attrpath segments spelling `from` that the step renames (with `base`, only on that variable)."""
+    found = []
     for segment in occurrences:
-        if _role(segment) != "segment":
+        if _role(segment) != "segment" or name_of(doc, segment) != params.from_:
             continue
         base = segment.parent.parent.child_by_field_name("expression")
         if params.base is not None and not (base.type == "variable_expression" and doc.text(base) == params.base.encode()):
             continue
-        edit = _segment_edit(doc, segment, params, why)
-        if edit is not None:
-            out.edits.append(edit)
+        found.append(segment)
+    return found
+
+
+def _readers(doc, occurrences: list, params: Params) -> list[Reader]:
+    """What reads `from` without being renamed: `inherit (x) from;` and names a `with x;` supplies."""
+    found = []
+    for occurrence in occurrences:
+        role = _role(occurrence)
+        if role == "inherit_from":
+            source = occurrence.parent.parent.child_by_field_name("expression")
+            text = doc.text(source).decode("utf-8", "replace")
+            found.append(Reader(occurrence, source, f"inherit ({text}) {params.from_};"))
+        elif role == "variable" and (binder := binder_of(doc, occurrence.parent)).kind == "with":
+            source = binder.scope.child_by_field_name("environment")
+            text = doc.text(source).decode("utf-8", "replace")
+            found.append(Reader(occurrence, source, f"{params.from_} (from `with {text};`)"))
+    return found
 
 
 def _inherit_warnings(doc, occurrences: list, params: Params, out: StepOutput) -> None:
@@ -198,7 +250,12 @@ def _dynamic_warnings(doc, occurrences: list, params: Params, out: StepOutput) -
 def plan(doc, params: Params, context: StepContext) -> StepOutput:
     out = StepOutput()
     occurrences = _occurrences(doc, params.from_)
-    _attrpath_edits(doc, occurrences, params, out)
+    renamed = _renamed_segments(doc, occurrences, params)
+    segments = [o for o in occurrences if _role(o) == "segment"]
+    readers = _readers(doc, occurrences, params) if params.definitions == "rename" else []
+    renamed += check_definitions(doc, params, renamed, segments, readers, out)
+    why = f"{NAME}: {params.from_} -> {params.to}"
+    out.edits.extend(_segment_edit(doc, segment, params, why) for segment in renamed)
     _argument_edits(doc, occurrences, params, out)
     _inherit_warnings(doc, occurrences, params, out)
     _dynamic_warnings(doc, occurrences, params, out)

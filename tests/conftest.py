@@ -36,6 +36,14 @@ def hermetic_git(tmp_path_factory):
     patch.undo()
 
 
+LOADING = "pinshift: loading step kind "  # the notice each import of a step kind from a file outside pinshift prints
+
+
+def without_loading_notices(stderr: str) -> list[str]:
+    """stderr's lines without the `pinshift: loading step kind ...` notices (tests that load --migrations kinds)."""
+    return [line for line in stderr.splitlines() if not line.startswith(LOADING)]
+
+
 class CliResult:
     def __init__(self, code: int, stdout: str, stderr: str):
         self.exit_code, self.stdout, self.stderr = code, stdout, stderr

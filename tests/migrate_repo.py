@@ -9,9 +9,11 @@ two snapshots proves a command left the user's checkout byte-identical.
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
-from conftest import FIXTURES, git
+import pytest
+from conftest import FIXTURES, git, without_loading_notices
 
 MIGRATIONS = FIXTURES / "migrations"
 SWAPS = FIXTURES / "migrate" / "swaps.toml"
@@ -71,3 +73,50 @@ def dirty(root: Path) -> None:
 def worktree_dirs(root: Path) -> list[str]:
     admin = root / ".git" / "worktrees"
     return sorted(p.name for p in admin.iterdir()) if admin.is_dir() else []
+
+
+# --- shared by the failure-path tests ------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def scratch(tmp_path, monkeypatch):
+    """Temporary worktrees go here (not the shared /tmp), so a test sees only its own leftovers."""
+    directory = tmp_path / "scratch"
+    directory.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(directory))
+    monkeypatch.setenv("TMPDIR", str(directory))
+    return directory
+
+
+@pytest.fixture
+def repo(make_repo):
+    return make_repo(FILES, branch="base")
+
+
+def assert_one_line_error(result, code: int, *fragments: str) -> None:
+    assert result.exit_code == code, result
+    lines = without_loading_notices(result.stderr.strip())  # --migrations kinds announce their import
+    assert len(lines) == 1 and lines[0].startswith("pinshift: error: "), result.stderr
+    assert "Traceback" not in result.output
+    for fragment in fragments:
+        assert fragment in lines[0]
+
+
+def assert_nothing_left(root, before) -> None:
+    assert snapshot(root) == before
+    assert worktree_dirs(root) == []
+    assert git(root, "worktree", "prune", "--dry-run", "-v") == ""
+    assert [p for p in os.listdir(tempfile.gettempdir()) if p.startswith("pinshift-")] == []
+
+
+def write_recipe(tmp_path, name: str, steps: str, base: str = "base") -> str:
+    path = tmp_path / f"{name}.toml"
+    base_line = f'base = "{base}"\n' if base else ""
+    path.write_text(f'name = "{name}"\n{base_line}target = "{name}-out"\nfiles = ["pkgs/*.nix"]\n{steps}')
+    return str(path)
+
+
+def hook(root, name: str, script: str) -> None:
+    path = root / ".git" / "hooks" / name
+    path.write_text("#!/bin/sh\n" + script)
+    path.chmod(0o755)

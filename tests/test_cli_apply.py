@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import without_loading_notices
 
 from pinshift.demo.matrix import NEW_REV, OLD_REV
 from pinshift.diff import diff_text
@@ -223,7 +224,7 @@ def test_edits_that_would_break_the_file_are_refused(run_cli, tmp_path):
                      "--migrations", str(FIXTURES / "migrations"), cwd=tmp_path)
     assert result.exit_code == 1, result
     assert (tmp_path / "x.nix").read_bytes() == data
-    assert result.stderr.splitlines()[0].startswith("refused  x.nix:1:8: syntax error: missing ']': the change would "
+    assert without_loading_notices(result.stderr)[0].startswith("refused  x.nix:1:8: syntax error: missing ']': the change would "
                                                     "break the file's syntax; x.nix left unchanged")
 
 
@@ -279,13 +280,22 @@ def test_migrations_dir_loads_a_custom_kind_and_says_so(run_cli, tmp_path):
     assert result.exit_code == 0, result
     assert result.stdout.splitlines()[0] == \
         f"note: step kind 'word-swap' loaded from {FIXTURES / 'migrations' / 'word_swap.py'}"
+    assert result.stderr.splitlines() == [
+        f"pinshift: loading step kind 'word-swap' from {FIXTURES / 'migrations' / 'word_swap.py'} "
+        f"(trusted: --migrations {FIXTURES / 'migrations'})"]
     assert (tmp_path / "x.nix").read_bytes() == b"{ beta = 1; }\n"
 
 
 def test_repository_migrations_are_found_from_the_working_tree(run_cli, make_repo):
     root = make_repo({".pinshift/migrations/word_swap.py": (FIXTURES / "migrations" / "word_swap.py").read_bytes(),
                       "pkgs/x.nix": "{ alpha = 1; }\n"})
-    result = run_cli("apply", "word-swap", "--set", "old=alpha", "--set", "new=beta", ".", cwd=root / "pkgs")
+    refused = one_line_error(run_cli("apply", "word-swap", "--set", "old=alpha", "--set", "new=beta", ".",
+                                     cwd=root / "pkgs"))
+    assert refused.startswith("pinshift: error: step kind 'word-swap' is repository code "
+                              "(.pinshift/migrations/word_swap.py), which pinshift runs only with consent")
+    assert (root / "pkgs" / "x.nix").read_bytes() == b"{ alpha = 1; }\n"
+    result = run_cli("apply", "word-swap", "--set", "old=alpha", "--set", "new=beta", ".", "--trust-repo",
+                     cwd=root / "pkgs")
     assert result.exit_code == 0, result
     assert "note: step kind 'word-swap' loaded from " in result.stdout
     assert (root / "pkgs" / "x.nix").read_bytes() == b"{ beta = 1; }\n"

@@ -19,14 +19,15 @@ WORD_SWAP = ("--migrations", str(FIXTURES / "migrations"))
 
 
 def _refused(run_cli, tmp_path, source: str, *args: str) -> str:
-    """Run `pinshift apply ARGS r.nix` on `source`; it must refuse and leave the file; the refusal line."""
+    """Run `pinshift apply ARGS r.nix` on `source`; it must refuse and leave the file; the one refusal line."""
     target = tmp_path / "r.nix"
     target.write_text(source)
     result = run_cli("apply", *args, "r.nix", cwd=tmp_path)
     assert result.exit_code == 1, result
     assert target.read_text() == source
     assert result.stderr.splitlines()[-1].endswith("; no file written")
-    return result.stderr.splitlines()[0]
+    (line,) = [line for line in result.stderr.splitlines() if line.startswith("refused  ")]
+    return line
 
 
 def _written(run_cli, tmp_path, source: str, *args: str) -> str:

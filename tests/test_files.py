@@ -102,9 +102,9 @@ def test_path_that_cannot_be_read_as_a_file_is_skipped(tmp_path):
     (tmp_path / "dir.nix").mkdir()
     (tmp_path / "dangling.nix").symlink_to("gone.nix")
     tree = DirectoryTree(tmp_path, use_git=False)
-    with pytest.raises(SkippedFile, match=r"^dir.nix: cannot read \(Is a directory\); skipped$"):
+    with pytest.raises(SkippedFile, match=r"^dir.nix: a directory, not a regular file; skipped$"):
         tree.read("dir.nix")
-    with pytest.raises(SkippedFile, match=r"^dangling.nix: cannot read \(No such file or directory\); skipped$"):
+    with pytest.raises(SkippedFile, match=r"^dangling.nix: symlink to a missing file; skipped$"):
         tree.read("dangling.nix")
 
 

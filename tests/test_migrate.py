@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-from conftest import git
+from conftest import git, without_loading_notices
 from migrate_repo import FILES, MIGRATIONS, SEED_STAND_IN, SWAPS, dirty, snapshot, swaps_args, worktree_dirs
 
 
@@ -175,4 +175,4 @@ def test_committed_run_can_write_the_json_report(repo, run_cli):
     assert report["dry_run"] is False
     assert report["target"] == {"ref": "swapped", "commit": head}
     assert [s["commit"] for s in report["steps"]] == [git(repo, "rev-parse", "swapped~1").strip(), None, head]
-    assert result.stderr.startswith("branch  swapped (")  # the summary moves to stderr
+    assert "\n".join(without_loading_notices(result.stderr)).startswith("branch  swapped (")  # the summary moves to stderr

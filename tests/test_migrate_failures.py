@@ -11,51 +11,8 @@ import tempfile
 
 import pytest
 from conftest import git
-from migrate_repo import FILES, MIGRATIONS, SWAPS, dirty, snapshot, swaps_args, worktree_dirs
-
-
-@pytest.fixture(autouse=True)
-def scratch(tmp_path, monkeypatch):
-    """Temporary worktrees go here (not the shared /tmp), so a test sees only its own leftovers."""
-    directory = tmp_path / "scratch"
-    directory.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(directory))
-    monkeypatch.setenv("TMPDIR", str(directory))
-    return directory
-
-
-@pytest.fixture
-def repo(make_repo):
-    return make_repo(FILES, branch="base")
-
-
-def assert_one_line_error(result, code: int, *fragments: str) -> None:
-    assert result.exit_code == code, result
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("pinshift: error: "), result.stderr
-    assert "Traceback" not in result.output
-    for fragment in fragments:
-        assert fragment in lines[0]
-
-
-def assert_nothing_left(root, before) -> None:
-    assert snapshot(root) == before
-    assert worktree_dirs(root) == []
-    assert git(root, "worktree", "prune", "--dry-run", "-v") == ""
-    assert [p for p in os.listdir(tempfile.gettempdir()) if p.startswith("pinshift-")] == []
-
-
-def write_recipe(tmp_path, name: str, steps: str, base: str = "base") -> str:
-    path = tmp_path / f"{name}.toml"
-    base_line = f'base = "{base}"\n' if base else ""
-    path.write_text(f'name = "{name}"\n{base_line}target = "{name}-out"\nfiles = ["pkgs/*.nix"]\n{steps}')
-    return str(path)
-
-
-def hook(root, name: str, script: str) -> None:
-    path = root / ".git" / "hooks" / name
-    path.write_text("#!/bin/sh\n" + script)
-    path.chmod(0o755)
+from migrate_repo import (FILES, MIGRATIONS, SWAPS, assert_nothing_left, assert_one_line_error, dirty, hook, repo,
+                          scratch, snapshot, swaps_args, worktree_dirs, write_recipe)
 
 
 # --- git states -----------------------------------------------------------------------------

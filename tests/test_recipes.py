@@ -147,13 +147,21 @@ def repo_with_kind(make_repo):
                       ".pinshift/migrations/word_swap.py": WORD_SWAP.read_bytes()})
 
 
-def test_repository_migrations_are_loaded_and_said_so(run_cli, repo_with_kind):
+def test_repository_migrations_are_listed_and_loaded_only_with_consent(run_cli, repo_with_kind):
     listed = run_cli("recipes", cwd=repo_with_kind)
-    assert "note: step kind 'word-swap' loaded from .pinshift/migrations/word_swap.py" in listed.stdout
-    shown = run_cli("show", "words", cwd=repo_with_kind)
+    assert listed.exit_code == 0 and listed.stderr == "", listed
+    assert ("note: step kind 'word-swap' in .pinshift/migrations/word_swap.py (not trusted: runs only with "
+            "--trust-repo or after `pinshift trust`)") in listed.stdout
+    assert one_line_error(run_cli("show", "words", cwd=repo_with_kind)) == (
+        "pinshift: error: step kind 'word-swap' is repository code (.pinshift/migrations/word_swap.py), which "
+        f"pinshift runs only with consent: rerun with --trust-repo, or trust this repository with "
+        f"`pinshift trust {repo_with_kind}`")
+    shown = run_cli("show", "words", "--trust-repo", cwd=repo_with_kind)
     assert shown.exit_code == 0, shown
     assert "note: step kind 'word-swap' loaded from .pinshift/migrations/word_swap.py" in shown.stdout
     assert '  old        = "alpha"\n' in shown.stdout
+    assert shown.stderr == (f"pinshift: loading step kind 'word-swap' from {repo_with_kind}/.pinshift/migrations/"
+                            "word_swap.py (trusted: --trust-repo)\n")
 
 
 def test_recipes_kinds_and_show_steps_list_every_kind_with_its_origin(run_cli, repo_with_kind):
@@ -257,6 +265,18 @@ def test_missing_parameter_names_file_step_kind_and_key(run_cli, repo):
     ('name = "x"\n[[steps]\nkind = "metadata-rev"\n', "recipes/x.toml: invalid TOML: "),
     ('name = "x"\nfiles = 3\n[[steps]]\nkind = "metadata-rev"\n',
      "recipes/x.toml: 'files' must be a list of glob strings"),
+    # issue 21 §5: wrong types were accepted and written into commits as "['a']"
+    ('name = "x"\n[[steps]]\nkind = "metadata-rev"\nmessage = ["a"]\n',
+     "recipes/x.toml: step 1 (metadata-rev): 'message' must be a string, not an array"),
+    ('name = "x"\n[[steps]]\nkind = "metadata-rev"\ntitle = 3\n',
+     "recipes/x.toml: step 1 (metadata-rev): 'title' must be a string, not an integer"),
+    ('name = "x"\n[[steps]]\nkind = "metadata-rev"\ntitle = { a = 1 }\n',
+     "recipes/x.toml: step 1 (metadata-rev): 'title' must be a string, not a table"),
+    # issue 21 §5: an invalid glob was an internal error (exit 3) when the files were matched
+    ('name = "x"\n[[steps]]\nkind = "metadata-rev"\nfiles = ["[z-a]*.nix"]\n',
+     "recipes/x.toml: step 1 (metadata-rev): 'files': invalid glob '[z-a]*.nix' (bad character range z-a)"),
+    ('name = "x"\nfiles = ["ok/*.nix", "[z-a]*.nix"]\n[[steps]]\nkind = "metadata-rev"\n',
+     "recipes/x.toml: 'files': invalid glob '[z-a]*.nix' (bad character range z-a)"),
 ])
 def test_validation_errors_name_the_file_step_and_key(run_cli, repo, text, message):
     write(repo, "recipes/x.toml", text)
@@ -277,10 +297,18 @@ def test_recipe_that_is_not_utf8(run_cli, repo):
         "pinshift: error: recipes/x.toml: not UTF-8 text"
 
 
-def test_broken_repository_step_script_is_a_recipe_error(run_cli, make_repo):
-    root = make_repo({".pinshift/migrations/broken.py": "import no_such_module_anywhere\n"})
-    line = one_line_error(run_cli("recipes", cwd=root))
-    assert line.startswith(f"pinshift: error: {root / '.pinshift/migrations/broken.py'}: cannot load step script: ")
+def test_broken_repository_step_script_is_listed_and_fails_as_its_own_error_when_needed(run_cli, make_repo):
+    root = make_repo({".pinshift/migrations/broken.py": "import no_such_module_anywhere\n",
+                      ".pinshift/recipes/r.toml": 'name = "r"\n[[steps]]\nkind = "broken"\n'})
+    listed = run_cli("recipes", cwd=root)
+    assert listed.exit_code == 0, listed
+    assert "note: step kind 'broken' in .pinshift/migrations/broken.py (not trusted: " in listed.stdout
+    result = run_cli("show", "r", "--trust-repo", cwd=root)
+    assert result.exit_code == 2 and result.stdout == "", result
+    assert result.stderr.splitlines() == [
+        f"pinshift: loading step kind 'broken' from {root}/.pinshift/migrations/broken.py (trusted: --trust-repo)",
+        f"pinshift: error: {root}/.pinshift/migrations/broken.py:1: step kind 'broken' failed while loading: "
+        "ModuleNotFoundError: No module named 'no_such_module_anywhere'"]
 
 
 # --- the bundled recipe -----------------------------------------------------------------------
@@ -296,6 +324,7 @@ def test_show_bundled_seed_recipe(run_cli, tmp_path):
     assert ('step 1/4 pin-swap: Pin nixpkgs to 0182a36 (the build-vllm/main pin)\n'
             '  old               = "6a030d5"\n'
             '  new               = "0182a361324364ae3f436a63005877674cf45efb"\n') in out
-    assert ('  from  = "python3Packages"\n  to    = "python313Packages"\n  base  = "nixpkgs_pinned"\n') in out
+    assert ('  from         = "python3Packages"\n  to           = "python313Packages"\n'
+            '  base         = "nixpkgs_pinned"\n  definitions  = "refuse" (default)\n') in out
     assert '  missing  = "skip"\n' in out
     assert "note:" not in out

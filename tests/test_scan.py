@@ -22,9 +22,10 @@ def seed_tree(tmp_path):
     return root
 
 
-@pytest.mark.parametrize("fmt, golden", [("text", "scan.txt"), ("markdown", "scan.md")])
-def test_scan_fixture_golden(run_cli, fmt, golden):
-    result = run_cli("scan", "--format", fmt, "recipes", cwd=CHECKS)
+@pytest.mark.parametrize("args, golden", [
+    (("--format", "text"), "scan.txt"), (("--format", "markdown"), "scan.md"), (("--verbose",), "scan-verbose.txt")])
+def test_scan_fixture_golden(run_cli, args, golden):
+    result = run_cli("scan", *args, "recipes", cwd=CHECKS)
     assert result.exit_code == 0, result
     assert result.stdout == (CHECKS / golden).read_text()
 
@@ -35,7 +36,7 @@ def test_scan_fixture_json_facts(run_cli):
     assert report == json.loads((CHECKS / "scan.json").read_text())
     by_path = {r["path"]: r for r in report["recipes"]}
     sm90 = by_path["recipes/pytorch-python313-cuda12_9-sm90-avx512.nix"]
-    assert sm90["pins"] == [{"kind": "builtins.fetchTarball", "revision": NEW_REV, "hash": False}]
+    assert sm90["pins"] == [{"kind": "builtins.fetchTarball", "revision": NEW_REV, "expression": None, "hash": False}]
     assert (sm90["package_set"], sm90["attribute"]) == ("python313Packages", "torch")
     assert sm90["overrides"] == ["cudaSupport", "gpuTargets"]
     assert sm90["gpu"] == {"gpuArchNum": "90", "gpuArchSM": "9.0", "gpuTargets": "[ gpuArchSM ]"}
@@ -44,35 +45,44 @@ def test_scan_fixture_json_facts(run_cli):
         "pytorch-python313-cuda12_9-sm90-avx512", "1", "cudaPackages_12_9")
     helper = by_path["recipes/helper.nix"]
     assert helper["package_set"] is None and helper["pins"] == []
-    # drift: the Darwin recipe keeps the old pin and python3Packages; odd-name pins nothing
-    assert report["pin_drift"] == {"majority": NEW_REV, "count": 7, "others": {
-        "(none)": ["recipes/odd-name.nix"], OLD_REV: ["recipes/pytorch-python313-darwin-mps.nix"]}}
+    # drift: the Darwin recipe keeps the old pin and python3Packages; odd-name pins nothing: not drift
+    assert report["pin_drift"] == {"majority": NEW_REV, "count": 7, "groups": {NEW_REV: 7, OLD_REV: 1},
+                                   "others": {OLD_REV: ["recipes/pytorch-python313-darwin-mps.nix"]}}
+    assert report["uses_caller_nixpkgs"] == ["recipes/odd-name.nix"]
     assert report["package_set_drift"]["others"] == {"python3Packages": ["recipes/pytorch-python313-darwin-mps.nix"]}
-    assert report["matrix"]["cells"]["sm90/avx512"] == 3  # sm89 says 90 in its content, cuda12_8 is sm90 too
+    pytorch = report["matrices"][0]
+    assert pytorch["package"] == "pytorch"
+    assert pytorch["cells"]["sm90/12.9/avx512"] == 3  # sm89 says 90 in its content; cuda12_8's overlay is 12.9
 
 
 def test_scan_seed_tree_matrix(run_cli, seed_tree):
     report = json.loads(run_cli("scan", "--format", "json", str(seed_tree)).stdout)
     assert len(report["recipes"]) == 66
-    matrix = report["matrix"]
-    assert matrix["rows"] == [f"sm{sm}" for sm in GPUS] + ["cpu", "darwin"]
+    (matrix,) = report["matrices"]
+    assert matrix["package"] == "pytorch" and matrix["count"] == 66
+    assert matrix["rows"] == [{"gpu": f"sm{sm}", "cuda": "12.9"} for sm in GPUS] + [
+        {"gpu": "cpu", "cuda": "-"}, {"gpu": "darwin", "cuda": "-"}]
     assert matrix["columns"] == ["avx", "avx2", "avx512", "avx512vnni", "avx512bf16", "armv8_2", "armv9", "-"]
     assert sum(matrix["cells"].values()) == 66
-    assert "sm61/avx512bf16" not in matrix["cells"] and matrix["cells"]["sm120/armv9"] == 1
-    assert matrix["cells"]["darwin/-"] == 1 and "cpu/avx" not in matrix["cells"]
-    assert report["pin_drift"] == {"majority": OLD_REV, "count": 66, "others": {}}
-    assert report["package_set_drift"] == {"majority": "python3Packages", "count": 66, "others": {}}
+    assert "sm61/12.9/avx512bf16" not in matrix["cells"] and matrix["cells"]["sm120/12.9/armv9"] == 1
+    assert matrix["cells"]["darwin/-/-"] == 1 and "cpu/-/avx" not in matrix["cells"]
+    assert report["pin_drift"] == {"majority": OLD_REV, "count": 66, "groups": {OLD_REV: 66}, "others": {}}
+    assert report["package_set_drift"] == {"majority": "python3Packages", "count": 66,
+                                           "groups": {"python3Packages": 66}, "others": {}}
 
 
-def test_scan_seed_tree_lists_pin_drift_in_text(run_cli, seed_tree):
+def test_scan_seed_tree_summarises_pin_drift_in_text(run_cli, seed_tree):
     drifted = Variant("75", "avx2")
     (seed_tree / drifted.filename).write_text(render_recipe(drifted, NEW_REV, "python313Packages"))
     result = run_cli("scan", str(seed_tree))
     assert result.exit_code == 0
-    tail = result.stdout.split("variant matrix (66 recipes)\n", 1)[1]
-    assert "pin drift: majority 6a030d5 (65 recipes); differing:\n" in tail
-    assert f"  0182a36  {seed_tree / drifted.filename}\n" in tail
-    assert "package-set drift: majority python3Packages (65 recipes); differing:\n" in tail
+    path = seed_tree / drifted.filename
+    assert "pin drift: 2 revisions among 66 recipes\n" \
+           "  6a030d5  65 recipes (majority)\n" \
+           f"  0182a36  1 recipe: {path}\n" in result.stdout
+    assert "package-set drift: 2 package sets among 66 recipes\n" in result.stdout
+    assert result.stdout.startswith("66 files scanned, 66 recipes\n\npytorch (66 recipes)\n")
+    assert "  pins " not in result.stdout  # per-recipe facts only with --verbose
 
 
 def test_scan_reads_crlf_and_broken_recipes(run_cli, tmp_path):

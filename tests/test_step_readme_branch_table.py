@@ -164,9 +164,11 @@ def test_bundled_recipe_readme_step_has_the_seed_values(make_repo):
     recipe = find_recipe("pytorch-2.10-cuda12_9")
     (step,) = [s for s in recipe.steps if s.kind == "readme-branch-table"]
     assert recipe.files_for(step) == ("README.md",)
-    kind = available_kinds()[step.kind]
+    (resolved,) = [(s, k, p) for s, k, p in validate_recipe(recipe, available_kinds()) if k.name == step.kind]
+    _, kind, params = resolved
+    assert (params.base, params.target) == ("pytorch-2.9", "pytorch-2.10-cuda12_9")  # the recipe's own branches
     root = make_repo({"README.md": (DOCS / "README.md").read_bytes(), "docs/README.md": b"| Branch |\n"})
-    plan = plan_step(WorkingSet(DirectoryTree(root)), kind, kind.parse_params(step.params), recipe.files_for(step))
+    plan = plan_step(WorkingSet(DirectoryTree(root)), kind, params, recipe.files_for(step))
     (change,) = plan.files
     assert change.path == "README.md"
     assert change.after == (DOCS / "README.expected.md").read_bytes()
@@ -186,3 +188,123 @@ def test_branch_links_are_renamed_in_text_and_address(make_repo):
         "| **[pytorch-2.10-cuda12_9](../../tree/pytorch-2.10-cuda12_9)** ⬅️ | 2.10.0 |\n"
         "| [pytorch-2.9-legacy](../../tree/pytorch-2.9-legacy) | 2.9.1 |\n"
     )
+
+
+# --- the trial's README: three branch tables, a fully marked row, a self-reference, repeated base rows ----
+
+TRIAL_RECIPE = RECIPE.replace('base = "pytorch-2.9"', 'base = "pytorch-2.9-python313"')
+ARROW = "⬅️"
+
+
+def marked_rows(text: str) -> list[list[str]]:
+    """Per branch table, the branch cells of rows that say "this branch" (arrow, the words, a bold name).
+
+    Written from the README conventions, not from the step's code: a row is marked when it has an
+    arrow or the words "This branch" anywhere, or its first cell is bold.
+    """
+    tables, current = [], None
+    for line in text.splitlines():
+        if line.startswith("| Branch |"):
+            current = []
+            tables.append(current)
+        elif current is not None and line.startswith("|") and not line.startswith("|---"):
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            if ARROW in line or "this branch" in line.lower() or cells[0].startswith("**"):
+                current.append(cells[0])
+        elif not line.startswith("|"):
+            current = None
+    return tables
+
+
+def test_trial_readme_golden(make_repo):
+    root = make_repo({"README.md": (DOCS / "README-trial.md").read_bytes()})
+    change = file_change(run_step(root, TRIAL_RECIPE), "README.md")
+    assert change.after == (DOCS / "README-trial.expected.md").read_bytes()
+    assert change.warnings == []
+    assert [str(n) for n in change.notes] == ["README.md:31:1: table has no 'Branch' column; left alone"]
+
+
+def test_trial_readme_has_exactly_one_marked_row_per_table_before_and_after(make_repo):
+    before = (DOCS / "README-trial.md").read_text()
+    assert marked_rows(before) == [["**`pytorch-2.9-python313`** ⬅️"]] * 3
+    after = (DOCS / "README-trial.expected.md").read_text()
+    assert marked_rows(after) == [["**`pytorch-2.10-cuda12_9`** ⬅️"]] * 3
+    root = make_repo({"README.md": before})
+    planned = file_change(run_step(root, TRIAL_RECIPE), "README.md").after.decode()
+    assert marked_rows(planned) == [["**`pytorch-2.10-cuda12_9`** ⬅️"]] * 3
+
+
+def test_trial_marker_leaves_the_old_row_whole(make_repo):
+    """The words, their separator, the bold of every cell and of the pin link all leave the base row."""
+    root = make_repo({"README.md": (DOCS / "README-trial.md").read_bytes()})
+    after = file_change(run_step(root, TRIAL_RECIPE), "README.md").after.decode()
+    old_rows = [line for line in after.splitlines() if line.startswith("| `pytorch-2.9-python313`")]
+    assert len(old_rows) == 5  # one in each of the first two tables, three in the third
+    for row in old_rows:
+        assert "**" not in row and ARROW not in row and "this branch" not in row.lower(), row
+    assert "(this branch: pytorch-2.10-cuda12_9)" in after and "this branch: pytorch-2.9-python313" not in after
+
+
+def test_trial_second_run_changes_nothing(make_repo):
+    root = make_repo({"README.md": (DOCS / "README-trial.expected.md").read_bytes()})
+    change = file_change(run_step(root, TRIAL_RECIPE), "README.md")
+    assert (change.outcome, change.warnings) == (Outcome.UNCHANGED, [])
+
+
+def test_several_unmarked_base_rows_copy_the_first_and_warn(make_repo):
+    text = ("| Branch | CUDA |\n|---|---|\n| `main` | 12.8 |\n"
+            "| `pytorch-2.9` | 12.9 |\n| `pytorch-2.9` | 13.0 |\n| `other` | 12.4 |\n")
+    root = make_repo({"README.md": text})
+    change = file_change(run_step(root), "README.md")
+    assert change.after.decode() == ("| Branch | CUDA |\n|---|---|\n| `main` | 12.8 |\n"
+                                     "| `pytorch-2.9` | 12.9 |\n| `pytorch-2.9` | 13.0 |\n"
+                                     "| `pytorch-2.10-cuda12_9` | 12.9 |\n| `other` | 12.4 |\n")
+    assert [w.message for w in change.warnings if "override" not in w.message] == [
+        "2 rows for 'pytorch-2.9' and none is marked as this branch; the new row copies the first (line 4): check it"]
+
+
+def test_another_marked_row_is_left_alone_and_reported(make_repo):
+    text = "| Branch | CUDA |\n|---|---|\n| `main` ⬅️ | 12.8 |\n| `pytorch-2.9` ⬅️ | 12.9 |\n"
+    root = make_repo({"README.md": text})
+    change = file_change(run_step(root), "README.md")
+    assert change.after.decode() == ("| Branch | CUDA |\n|---|---|\n| `main` ⬅️ | 12.8 |\n"
+                                     "| `pytorch-2.9` | 12.9 |\n| `pytorch-2.10-cuda12_9` ⬅️ | 12.9 |\n")
+    assert [str(w) for w in change.warnings if "override" not in w.message] == ["README.md:3:1: row 'main' is marked as this branch too; left alone"]
+
+
+def test_bold_that_every_row_has_is_style_not_a_marker(make_repo):
+    text = ("| Branch | PyTorch | Notes |\n|---|---|---|\n| **`main`** | **2.8.0** | baseline |\n"
+            "| **`pytorch-2.9`** ⬅️ | **2.9.1** | **This branch**: full coverage |\n")
+    root = make_repo({"README.md": text})
+    after = file_change(run_step(root), "README.md").after.decode()
+    assert after == ("| Branch | PyTorch | Notes |\n|---|---|---|\n| **`main`** | **2.8.0** | baseline |\n"
+                     "| **`pytorch-2.9`** | **2.9.1** | full coverage |\n"
+                     "| **`pytorch-2.10-cuda12_9`** ⬅️ | **2.10.0** | **This branch**: full coverage |\n")
+
+
+def test_a_bold_name_alone_is_the_marker_and_moves(make_repo):
+    text = "| Branch | PyTorch |\n|---|---|\n| `main` | 2.8.0 |\n| **pytorch-2.9** | 2.9.1 |\n"
+    root = make_repo({"README.md": text})
+    after = file_change(run_step(root), "README.md").after.decode()
+    assert after == ("| Branch | PyTorch |\n|---|---|\n| `main` | 2.8.0 |\n| pytorch-2.9 | 2.9.1 |\n"
+                     "| **pytorch-2.10-cuda12_9** | 2.10.0 |\n")
+
+
+def test_existing_target_row_receives_every_mark(make_repo):
+    text = ("## Matrix (this branch: pytorch-2.9)\n\n| Branch | PyTorch | Pin | Notes |\n|---|---|---|---|\n"
+            "| **`pytorch-2.9`** ⬅️ | 2.9.1 | [**`6a030d5`**](https://x/6a030d5) | **This branch** — full |\n"
+            "| `pytorch-2.10-cuda12_9` | 2.9.1 | [`6a030d5`](https://x/6a030d5) | planned |\n")
+    recipe = RECIPE.replace('"Nixpkgs Pin" = "0182a36"', 'Pin = "0182a36"')
+    root = make_repo({"README.md": text})
+    after = file_change(run_step(root, recipe), "README.md").after.decode()
+    assert after == ("## Matrix (this branch: pytorch-2.10-cuda12_9)\n\n| Branch | PyTorch | Pin | Notes |\n|---|---|---|---|\n"
+                     "| `pytorch-2.9` | 2.9.1 | [`6a030d5`](https://x/6a030d5) | full |\n"
+                     "| **`pytorch-2.10-cuda12_9`** ⬅️ | 2.10.0 | [**`0182a36`**](https://x/0182a36) | **This branch** — planned |\n")
+
+
+def test_self_reference_of_another_branch_is_left_alone(make_repo):
+    text = ("Compare with the table on main (this branch: pytorch-2.9-legacy).\n\n"
+            "| Branch | PyTorch |\n|---|---|\n| `pytorch-2.9` ⬅️ | 2.9.1 |\n")
+    root = make_repo({"README.md": text})
+    after = file_change(run_step(root), "README.md").after.decode()
+    assert after.startswith("Compare with the table on main (this branch: pytorch-2.9-legacy).\n")

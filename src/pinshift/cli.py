@@ -25,6 +25,7 @@ COMMANDS = {
     "apply": ("pinshift.commands.apply:apply", "Run one step kind on files in place (or --dry-run)."),
     "recipes": ("pinshift.commands.recipes:recipes", "List the recipes available here."),
     "show": ("pinshift.commands.recipes:show", "Show a recipe's steps or a step kind's documentation."),
+    "trust": ("pinshift.commands.trust:trust", "Allow a repository's own step kinds to run (like direnv allow)."),
     "parse": ("pinshift.commands.parse:parse", "Check that Nix files parse; print problems as path:line:col."),
     "scan": ("pinshift.commands.scan:scan", "Report pins, package sets and the variant matrix of recipes."),
     "lint": ("pinshift.commands.lint:lint", "Check recipe names against their contents."),
@@ -78,10 +79,13 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Console-script entry point: run the CLI and turn errors into one line and an exit code."""
+    from pinshift.interrupts import Interrupted, handling_signals
+
     args = sys.argv[1:] if argv is None else argv
     debug = "--debug" in args
     try:
-        result = cli.main(args=args, prog_name="pinshift", standalone_mode=False)
+        with handling_signals():
+            result = cli.main(args=args, prog_name="pinshift", standalone_mode=False)
     except click.exceptions.Exit as done:
         return done.exit_code
     except click.UsageError as error:
@@ -92,12 +96,23 @@ def main(argv: list[str] | None = None) -> int:
     except click.ClickException as error:
         click.echo(f"pinshift: error: {error.format_message()}", err=True)
         return 2 if error.exit_code in (1, 2) else error.exit_code
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as abort:  # click turns Ctrl-C (and our SIGTERM/SIGHUP) into Abort
+        stop = abort.__cause__
+        if isinstance(stop, Interrupted):
+            click.echo(f"pinshift: interrupted ({stop})", err=True)
+            return stop.exit_code
         click.echo("pinshift: interrupted", err=True)
         return 130
     except PinshiftError as error:
-        click.echo(f"pinshift: error: {error}", err=True)
+        from pinshift.display import printable
+
+        click.echo(f"pinshift: error: {printable(str(error))}", err=True)
+        if debug and getattr(error, "details", ""):  # a step script's own traceback
+            click.echo(error.details, err=True, nl=False)
         return error.exit_code
+    except Interrupted as stop:
+        click.echo(f"pinshift: interrupted ({stop})", err=True)
+        return stop.exit_code
     except KeyboardInterrupt:
         click.echo("pinshift: interrupted", err=True)
         return 130

@@ -60,3 +60,48 @@ class StepFailed(PinshiftError):
     """A step could not complete (a refused file, a strict warning, a rejected commit)."""
 
     exit_code = 1
+
+
+class WriteRefused(PinshiftError):
+    """Files cannot be changed safely (read-only, immutable, changed since read); none was written.
+
+    `reasons` holds one line per file; the message sums them up.
+    """
+
+    exit_code = 1
+
+    def __init__(self, message: str, reasons: list[str] | None = None):
+        super().__init__(message)
+        self.reasons = list(reasons or [message])
+
+
+class WriteFailed(PinshiftError):
+    """The system refused a write (disk full, read-only file system); every file is as it was."""
+
+
+class RestoreFailed(PinshiftError):
+    """A write failed and putting back the files already replaced failed too; the message says which is which."""
+
+    exit_code = 1
+
+
+class WriteInterrupted(PinshiftError):
+    """A signal (Ctrl-C, SIGTERM, SIGHUP) stopped `apply`'s writes; the message says what state the files are in."""
+
+    def __init__(self, message: str, signum: int):
+        super().__init__(message)
+        self.exit_code = 128 + signum
+
+
+class IncompleteRun(PinshiftError):
+    """The command's main work is done and kept (a branch exists), but a later part failed (a push)."""
+
+    exit_code = 1
+
+
+class NotTrusted(PinshiftError):
+    """A recipe or command needs a repository's own Python code, and nobody consented to running it."""
+
+
+class StepScriptError(PinshiftError):
+    """A step kind's Python file outside pinshift (repository or --migrations) failed or exited; names the file."""

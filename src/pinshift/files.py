@@ -2,40 +2,45 @@
 
 A `SourceTree` is anything that lists repository-relative POSIX paths and reads
 their bytes: a directory on disk here, a git commit in the git layer. Reading
-refuses to follow a symlink out of the tree and skips binary and oversized files
-with a reason. Writing is atomic (temp file + rename) and keeps the file mode.
+refuses to follow a symlink out of the tree, never opens anything but a regular
+file (a fifo would block, a device could act on being opened) and skips binary
+and oversized files with a reason. Writing is atomic (temp file + rename) and
+keeps the file's mode, owner and group; a new file gets the mode the umask gives.
+Replacing several files all or nothing is `pinshift.replace`.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
+import struct
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Protocol
 
-from pinshift.errors import PinshiftError
+from pinshift.content import DEFAULT_MAX_BYTES, SkippedFile, check_content
+from pinshift.errors import UsageError
 
-DEFAULT_MAX_BYTES = 10 * 1024 * 1024
+__all__ = [
+    "DEFAULT_MAX_BYTES", "DirectoryTree", "SkippedFile", "SourceTree", "check_content", "display_path",
+    "file_kind", "inode_flags", "nix_files", "temp_beside", "write_atomic",
+]
+
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a fifo"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISLNK, "a symlink"))
 
 
-class SkippedFile(PinshiftError):
-    """A file that is deliberately not read; the message is the reason shown to the user."""
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, for messages: 'a fifo', 'a directory', ..."""
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
 class SourceTree(Protocol):
     def paths(self) -> list[str]: ...
 
     def read(self, path: str) -> bytes: ...
-
-
-def check_content(path: str, data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
-    """Raise SkippedFile for content pinshift must not parse (too large, binary)."""
-    if len(data) > max_bytes:
-        raise SkippedFile(f"{path}: larger than {max_bytes} bytes; skipped (raise --max-bytes to include it)")
-    if b"\0" in data[:8192]:
-        raise SkippedFile(f"{path}: binary file (NUL byte); skipped")
 
 
 class DirectoryTree:
@@ -62,7 +67,7 @@ class DirectoryTree:
         return self._paths
 
     def resolve(self, path: str) -> Path:
-        """The real file behind `path`; SkippedFile when a symlink leads out of the tree.
+        """The real file behind `path`; SkippedFile when a symlink loops, dangles or leads out of the tree.
 
         Listed paths never pass through a symlinked directory (git lists the link
         itself, the walk does not follow links), so one lstat of the file decides.
@@ -70,27 +75,66 @@ class DirectoryTree:
         full = self.root / path
         if not os.path.islink(full):
             return full
-        real = full.resolve()
+        try:
+            real = Path(os.path.realpath(full, strict=True))
+        except OSError as error:
+            if error.errno == errno.ELOOP:
+                raise SkippedFile(f"{path}: symlink loop; skipped") from None
+            if error.errno == errno.ENOENT:
+                raise SkippedFile(f"{path}: symlink to a missing file; skipped") from None
+            raise SkippedFile(f"{path}: cannot read ({error.strerror or error}); skipped") from None
         if not real.is_relative_to(self.root):
             raise SkippedFile(f"{path}: symlink to {real}, outside the repository; skipped")
         return real
 
     def read(self, path: str) -> bytes:
+        """The bytes of a regular file; anything else (fifo, socket, device, directory) is skipped unopened."""
         real = self.resolve(path)
         try:
-            with open(real, "rb") as handle:
-                if os.fstat(handle.fileno()).st_size > self.max_bytes:
+            mode = os.stat(real).st_mode
+            if not stat.S_ISREG(mode):
+                raise SkippedFile(f"{path}: {file_kind(mode)}, not a regular file; skipped")
+            # O_NONBLOCK: should a fifo take the file's place after the stat, opening it cannot hang
+            fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+            with os.fdopen(fd, "rb") as handle:
+                info = os.fstat(handle.fileno())
+                if not stat.S_ISREG(info.st_mode):
+                    raise SkippedFile(f"{path}: {file_kind(info.st_mode)}, not a regular file; skipped")
+                if info.st_size > self.max_bytes:
                     raise SkippedFile(
                         f"{path}: larger than {self.max_bytes} bytes; skipped (raise --max-bytes to include it)"
                     )
                 data = handle.read()
-        except (PermissionError, IsADirectoryError, FileNotFoundError) as error:
+        except OSError as error:
             raise SkippedFile(f"{path}: cannot read ({error.strerror or error}); skipped") from None
         check_content(path, data, self.max_bytes)
         return data
 
     def write(self, path: str, data: bytes) -> None:
         write_atomic(self.resolve(path), data)
+
+
+def nix_files(paths: tuple[str, ...], max_bytes: int) -> list[tuple[DirectoryTree, str]]:
+    """(tree, relative path) of every .nix file named or found under a directory (honouring .gitignore)."""
+    found = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            tree = DirectoryTree(path, max_bytes)
+            found.extend((tree, p) for p in tree.paths() if p.endswith(".nix"))
+        elif path.exists() or path.is_symlink():
+            found.append((DirectoryTree(path.parent, max_bytes, use_git=False), path.name))
+        else:
+            raise UsageError(f"{raw}: no such file or directory")
+    return found
+
+
+def display_path(tree: DirectoryTree, relative: str) -> str:
+    full = tree.root / relative
+    try:
+        return str(full.relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(full)
 
 
 def _walk(root: Path) -> Iterable[str]:
@@ -100,27 +144,82 @@ def _walk(root: Path) -> Iterable[str]:
             yield (Path(directory) / name).relative_to(root).as_posix()
 
 
-def write_atomic(target: Path, data: bytes, durable: bool = True) -> None:
-    """Replace `target` with `data` via a temp file in the same directory, keeping its mode.
+_FS_IOC_GETFLAGS = (2 << 30) | (struct.calcsize("l") << 16) | (ord("f") << 8) | 1  # _IOR('f', 1, long)
+_FLAGS = ((0x10, "immutable"), (0x20, "append-only"))  # FS_IMMUTABLE_FL, FS_APPEND_FL
 
-    `durable=False` skips the fsync, for scratch trees (migrate's temporary worktree)
-    whose bytes git stores anyway.
+
+def inode_flags(path: Path) -> set[str]:
+    """The `chattr` flags of `path` that forbid replacing it: {'immutable', 'append-only'}.
+
+    Empty where the file system or platform has no such flags. Opens `path` read-only
+    without blocking; call it on a regular file or a directory only.
     """
     try:
-        mode = stat.S_IMODE(target.stat().st_mode)
-    except FileNotFoundError:
-        mode = None
-    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".pinshift", dir=target.parent)
+        import fcntl
+
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except (ImportError, OSError):
+        return set()
+    try:
+        raw = fcntl.ioctl(fd, _FS_IOC_GETFLAGS, bytes(8))
+    except OSError:
+        return set()
+    finally:
+        os.close(fd)
+    value = struct.unpack("i", raw[:4])[0]
+    return {name for bit, name in _FLAGS if value & bit}
+
+
+def current_umask() -> int:
+    """The process umask (read by setting it and putting it back: there is no getter)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def temp_beside(target: Path, data: bytes, like: os.stat_result | None, durable: bool = True,
+                suffix: str = ".pinshift-new") -> Path:
+    """A new file holding `data` in `target`'s directory, ready to be renamed over it.
+
+    It gets the mode, owner and group of `like` (the file it replaces), or, for a new
+    file, the mode any program creating a file gets (0666 less the umask). Raises
+    OSError (with no temp file left) when it cannot be written.
+    """
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix, dir=target.parent)
+    temp = Path(name)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             if durable:
                 handle.flush()
                 os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(temp, mode)
+        if like is None:
+            os.chmod(temp, 0o666 & ~current_umask())
+        else:
+            own = os.stat(temp)
+            if (own.st_uid, own.st_gid) != (like.st_uid, like.st_gid):
+                os.chown(temp, like.st_uid, like.st_gid)  # before chmod: chown clears set-id bits
+            os.chmod(temp, stat.S_IMODE(like.st_mode))
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    return temp
+
+
+def write_atomic(target: Path, data: bytes, durable: bool = True) -> None:
+    """Replace `target` with `data` via a temp file in the same directory, keeping mode, owner and group.
+
+    A new file gets the umask's mode (0644 under umask 022), like a file written by
+    any other program. `durable=False` skips the fsync, for scratch trees (migrate's
+    temporary worktree) whose bytes git stores anyway.
+    """
+    try:
+        like = target.stat()
+    except FileNotFoundError:
+        like = None
+    temp = temp_beside(target, data, like, durable)
+    try:
         os.replace(temp, target)
     except BaseException:
-        if os.path.exists(temp):
-            os.unlink(temp)
+        temp.unlink(missing_ok=True)
         raise

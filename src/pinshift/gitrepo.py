@@ -10,13 +10,15 @@ from __future__ import annotations
 import difflib
 import os
 import shutil
+import socket
 import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from pinshift.errors import GitError
-from pinshift.files import DEFAULT_MAX_BYTES, SkippedFile, check_content
+from pinshift.content import DEFAULT_MAX_BYTES, SkippedFile, check_content
+from pinshift.errors import GitError, IncompleteRun
+from pinshift.interrupts import deferred
 
 ZERO = "0" * 40
 
@@ -204,12 +206,32 @@ class Repository:
         raise GitError(f"base '{name}' is not a branch or commit of {self.root}{hint} (pass one with --from)")
 
     def check_branch_name(self, name: str) -> None:
+        """Refuse, before any work, a branch name git would refuse (or read as something else) at the end.
+
+        `@`, `@{-1}` and `HEAD` name other commits, `refs/...` would make `refs/heads/refs/...`, and a
+        branch `a/b` cannot exist beside a branch `a` (nor `a` beside `a/b`): git's refs are files.
+        """
         import git
 
+        hint = "choose another name with --branch"
+        if name in ("@", "HEAD") or "@{" in name or name.startswith(("refs/", "-")):
+            raise GitError(f"'{name}' is not a plain branch name (git reads it as something else); {hint}")
         try:
-            self.repo.git.check_ref_format("--branch", name)
+            spelled = self.repo.git.check_ref_format("--branch", name)
         except git.GitCommandError:
-            raise GitError(f"'{name}' is not a valid branch name; choose another with --branch") from None
+            raise GitError(f"'{name}' is not a valid branch name; {hint}") from None
+        if spelled != name:
+            raise GitError(f"'{name}' is not a plain branch name (git reads it as '{spelled}'); {hint}")
+        existing = self.repo.git.for_each_ref("--format=%(refname)", "refs/heads/").splitlines()
+        parts = name.split("/")
+        for prefix in ("/".join(parts[:i]) for i in range(1, len(parts))):
+            if f"refs/heads/{prefix}" in existing:
+                raise GitError(f"branch '{name}' cannot be created: branch '{prefix}' exists, and git cannot "
+                               f"have both; {hint}")
+        below = [ref for ref in existing if ref.startswith(f"refs/heads/{name}/")]
+        if below:
+            raise GitError(f"branch '{name}' cannot be created: branch '{below[0].removeprefix('refs/heads/')}' "
+                           f"exists, and git cannot have both; {hint}")
 
     def checked_out_at(self, branch: str) -> str | None:
         """The worktree (the user's or another) that has `branch` checked out, if any."""
@@ -233,6 +255,22 @@ class Repository:
             self.repo.git.var("GIT_AUTHOR_IDENT")
         except git.GitCommandError as error:
             raise GitError(f"git cannot commit here: {_first_line(error)} (set user.name and user.email)") from None
+
+    def hooks_path(self) -> str | None:
+        """`core.hooksPath` made absolute when it is relative, else None (git finds the hooks as usual).
+
+        git resolves a relative hooks path against the work tree the hook runs in: in pinshift's
+        temporary worktree that would be the base commit's copy, not the user's hooks.
+        """
+        import git
+
+        try:
+            value = self.repo.git.config("--get", "core.hooksPath")
+        except git.GitCommandError:
+            return None
+        if not value or os.path.isabs(value) or value.startswith("~"):
+            return None
+        return str(self.root / value)
 
     def short(self, commit: str) -> str:
         return self.repo.git.rev_parse("--short", commit)
@@ -262,17 +300,76 @@ class Repository:
     # --- creating things ---------------------------------------------------------------------
 
     def add_worktree(self, start: str) -> Worktree:
-        """A temporary worktree, outside the user's working tree, detached at `start`."""
-        import git
+        """A temporary worktree, outside the user's working tree, detached at `start`, locked as pinshift's.
 
+        The lock's reason names this process (`pinshift pid=… start=… host=…`), so a later run
+        can tell a worktree left by a killed run from a live one (`remove_stale_worktrees`).
+        Signals wait until git is done, and any failure removes exactly what was made.
+        The scratch checkout runs no post-checkout hook: it is not a checkout of the user's.
+        """
         parent = Path(tempfile.mkdtemp(prefix="pinshift-"))
-        path = parent / "worktree"
+        worktree = Worktree(self, parent / "worktree", parent)
         try:
-            self.repo.git.worktree("add", "--detach", "-q", str(path), start)
-        except git.GitCommandError as error:
-            shutil.rmtree(parent, ignore_errors=True)
-            raise GitError(f"cannot create a temporary worktree: {_first_line(error)}") from None
-        return Worktree(self, path, parent)
+            with deferred():
+                result = subprocess.run(
+                    ["git", "-c", "core.sparseCheckout=false", "-c", f"core.hooksPath={os.devnull}",
+                     "worktree", "add", "--detach", "--lock", "--reason", owner_mark(), "-q",
+                     str(worktree.path), start],
+                    cwd=self.root, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                )
+            if result.returncode != 0:
+                raise GitError(f"cannot create a temporary worktree: {_first_line(result)}")
+        except BaseException:
+            worktree.remove()
+            raise
+        return worktree
+
+    def admin_dir(self, worktree_path: Path) -> Path | None:
+        """The `.git/worktrees/<id>` directory git keeps for the worktree at `worktree_path`, if any."""
+        wanted = os.path.realpath(worktree_path / ".git")
+        for admin in self._admin_dirs():
+            try:
+                gitdir = (admin / "gitdir").read_text().strip()
+            except OSError:
+                continue
+            if os.path.realpath(gitdir) == wanted:
+                return admin
+        return None
+
+    def _admin_dirs(self) -> list[Path]:
+        folder = Path(self.repo.common_dir) / "worktrees"
+        try:
+            return sorted(p for p in folder.iterdir() if p.is_dir())
+        except OSError:
+            return []
+
+    def remove_stale_worktrees(self) -> list[str]:
+        """Remove the worktrees earlier pinshift runs left when they were killed; one line per worktree.
+
+        Only worktrees locked with pinshift's mark whose process is gone (same host, no
+        process with that pid and start time) are touched; a live run's worktree, and every
+        worktree pinshift did not make, stay exactly as they are. Never `git worktree prune`.
+        """
+        removed = []
+        for admin in self._admin_dirs():
+            try:
+                reason = (admin / "locked").read_text().strip()
+            except OSError:
+                continue
+            owner = WorktreeOwner.parse(reason)
+            if owner is None or owner.alive():
+                continue
+            try:
+                gitdir = Path((admin / "gitdir").read_text().strip())
+            except OSError:
+                gitdir = None
+            where = str(gitdir.parent) if gitdir is not None else admin.name
+            if gitdir is not None and gitdir.parent.name == "worktree" and gitdir.parent.parent.name.startswith("pinshift-"):
+                shutil.rmtree(gitdir.parent.parent, ignore_errors=True)
+            shutil.rmtree(admin, ignore_errors=True)
+            removed.append(f"removed a worktree left by an earlier pinshift run (pid {owner.pid}, no longer "
+                           f"running): {where}")
+        return removed
 
     def set_branch(self, name: str, commit: str, expected: str | None) -> None:
         """Point branch `name` at `commit`, only if it still is at `expected` (None: must not exist)."""
@@ -290,8 +387,19 @@ class Repository:
         try:
             self.repo.git.push("-q", remote, refspec)
         except git.GitCommandError as error:
-            raise GitError(f"branch {branch} was created, but pushing it to {remote} failed: {_first_line(error)} "
-                           f"(retry with: git push {remote} {branch})") from None
+            raise IncompleteRun(f"branch {branch} was created, but pushing it to {remote} failed: "
+                                f"{_first_line(error)} (retry with: git push {remote} {branch})") from None
+
+    def check_push(self, remote: str, commit: str, branch: str, force: bool = False) -> None:
+        """Before any work: would `git push remote commit:refs/heads/branch` be accepted? (a dry run)"""
+        import git
+
+        refspec = f"{'+' if force else ''}{commit}:refs/heads/{branch}"
+        try:
+            self.repo.git.push("--dry-run", "-q", remote, refspec)
+        except git.GitCommandError as error:
+            raise GitError(f"--push {remote}: a push would fail: {_first_line(error)}; nothing was done "
+                           "(fix the remote or drop --push)") from None
 
 
 def init_repository(directory: Path, branch: str) -> Repository:
@@ -333,13 +441,29 @@ def one_line_log(repository: Repository, base: str, tip: str) -> list[str]:
 
 
 class Worktree:
-    """A temporary checkout where a migration writes and commits; `remove()` leaves no trace."""
+    """pinshift's temporary checkout where a migration writes and commits; `remove()` leaves no trace.
+
+    Every git command here runs with sparse checkout off (the scratch checkout holds every
+    file whatever the user's sparse patterns) and with the user's hooks: a relative
+    `core.hooksPath` is resolved against the user's work tree, as their own commit would.
+    """
 
     def __init__(self, repository: Repository, path: Path, parent: Path):
         self.repository, self.path, self.parent = repository, path, parent
-        import git
 
-        self.git = git.Git(str(path))
+    def _settings(self) -> list[str]:
+        settings = ["-c", "core.sparseCheckout=false"]
+        hooks = self.repository.hooks_path()
+        if hooks is not None:
+            settings += ["-c", f"core.hooksPath={hooks}"]
+        return settings
+
+    def _git(self, *args: str) -> str:
+        result = subprocess.run(["git", *self._settings(), *args], cwd=self.path, capture_output=True,
+                                text=True, stdin=subprocess.DEVNULL)
+        if result.returncode != 0:
+            raise GitError(f"git {args[0]} failed: {_first_line(result)}")
+        return result.stdout.strip()
 
     def write(self, path: str, data: bytes) -> None:
         """Overwrite a checked-out file in place (it keeps its mode).
@@ -353,31 +477,74 @@ class Worktree:
 
     def commit(self, paths: list[str], message: str, no_verify: bool = False) -> str:
         """Stage `paths` and commit them through git (hooks, identity, signing apply); the new commit id."""
-        import git
-
+        self._git("add", "--", *paths)
+        args = ["commit", "-q", "--cleanup=whitespace", "-m", message]
+        if no_verify:
+            args.append("--no-verify")
         try:
-            self.git.add("--", *paths)
-            args = ["-q", "--cleanup=whitespace", "-m", message]
-            if no_verify:
-                args.append("--no-verify")
-            self.git.commit(*args)
-        except git.GitCommandError as error:
-            raise GitError(f"git commit failed: {_first_line(error)}") from None
-        return self.git.rev_parse("HEAD")
+            self._git(*args)
+        except GitError as error:
+            raise GitError(f"git commit failed: {str(error).removeprefix('git commit failed: ')}") from None
+        return self.head()
 
     def head(self) -> str:
-        return self.git.rev_parse("HEAD")
+        return self._git("rev-parse", "HEAD")
 
     def remove(self) -> None:
-        """Remove the worktree and its administrative files (as `git worktree prune` would)."""
-        import git
-
-        try:
-            self.repository.repo.git.worktree("remove", "--force", "--force", str(self.path))
-        except git.GitCommandError:
-            pass
+        """Remove this worktree's directory and its own `.git/worktrees/<id>`, nothing else (no prune)."""
+        admin = self.repository.admin_dir(self.path)
         shutil.rmtree(self.parent, ignore_errors=True)
+        if admin is not None:
+            shutil.rmtree(admin, ignore_errors=True)
+
+
+# --- who made a worktree ----------------------------------------------------------------------
+
+
+def _process_start(pid: int) -> str:
+    """The start time of process `pid` (clock ticks since boot, from /proc), or "" where unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return ""
+    fields = data.rsplit(b")", 1)[-1].split()
+    return fields[19].decode() if len(fields) > 19 else ""
+
+
+def owner_mark() -> str:
+    """The lock reason of this process's worktrees: `pinshift pid=<pid> start=<ticks> host=<name>`."""
+    pid = os.getpid()
+    return f"pinshift pid={pid} start={_process_start(pid) or '-'} host={socket.gethostname()}"
+
+
+@dataclass(frozen=True)
+class WorktreeOwner:
+    """The pinshift process a worktree's lock names."""
+
+    pid: int
+    start: str
+    host: str
+
+    @classmethod
+    def parse(cls, reason: str) -> WorktreeOwner | None:
+        words = reason.split()
+        if not words or words[0] != "pinshift":
+            return None
+        fields = dict(w.split("=", 1) for w in words[1:] if "=" in w)
+        if not fields.get("pid", "").isdigit() or "host" not in fields:
+            return None
+        return cls(int(fields["pid"]), fields.get("start", "-"), fields["host"])
+
+    def alive(self) -> bool:
+        """False only when this host has no process `pid` that started when the owner did."""
+        if self.host != socket.gethostname():
+            return True  # another machine's run (a shared file system): cannot tell, leave it
         try:
-            self.repository.repo.git.worktree("prune")
-        except git.GitCommandError:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
             pass
+        started = _process_start(self.pid)
+        return not (self.start != "-" and started and started != self.start)

@@ -54,6 +54,22 @@ def compile_glob(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(out) + r"\Z")
 
 
+def glob_problem(pattern: str) -> str | None:
+    """Why `pattern` is not a usable glob (`[z-a]*.nix`: a reversed character range), or None.
+
+    Examples:
+        >>> glob_problem("[z-a]*.nix")
+        'bad character range z-a'
+        >>> glob_problem("**/*.nix") is None
+        True
+    """
+    try:
+        compile_glob(pattern)
+    except re.error as error:
+        return error.msg
+    return None
+
+
 def matches(path: str, patterns: Iterable[str]) -> bool:
     """True when `path` matches any of `patterns`."""
     return any(compile_glob(p).match(path) for p in patterns)

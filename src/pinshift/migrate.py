@@ -13,15 +13,20 @@ unless --keep-partial asks to keep the steps that completed.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import signal
 from pathlib import Path
 from typing import Any
 
-from pinshift.errors import GitError, StepFailed, UsageError
+from pinshift.errors import GitError, IncompleteRun, StepFailed, UsageError
 from pinshift.gitrepo import Repository, StepRecord
+from pinshift.interrupts import deferred
+from pinshift.placeholders import migration_branches
 from pinshift.plan import Plan, StepPlan
 from pinshift.recipes import Recipe, RecipeStep, find_recipe, validate_recipe
 from pinshift.runner import RunOptions, plan_recipe
-from pinshift.steps import StepKind, available_kinds
+from pinshift.kinds import available_kinds
+from pinshift.steps import StepKind
+from pinshift.trust import Consent
 
 LISTED_FILES = 10  # a commit body lists the changed files when there are at most this many
 
@@ -42,6 +47,7 @@ class MigrateOptions:
     no_verify: bool = False
     strict: bool = False
     migrations: Path | None = None
+    trust_repo: bool = False  # consent to import the repository's .pinshift/migrations/ kinds a step needs
     run: RunOptions = field(default_factory=RunOptions)
 
 
@@ -69,6 +75,7 @@ class Result:
     plan: Plan
     nothing_to_do: bool = False
     pushed: str | None = None
+    interrupted: str | None = None  # a signal that arrived once the branch was complete (SIGINT, SIGTERM...)
 
     @property
     def committed(self) -> list[StepPlan]:
@@ -84,14 +91,14 @@ def prepare(options: MigrateOptions) -> Migration:
         raise UsageError("--resume and --force exclude each other: continue the branch or recreate it, not both")
     repository = Repository.open(options.repo)
     recipe = find_recipe(options.recipe, repository.root)
-    kinds = available_kinds(repository.root, options.migrations)
-    steps = validate_recipe(recipe, kinds)
+    kinds = available_kinds(repository.root, options.migrations, Consent(options.trust_repo, options.migrations))
     base = options.base or recipe.base or _current_branch(repository)
     base_commit = repository.resolve_base(base)
     target = options.branch or recipe.target or recipe.name
     repository.check_branch_name(target)
     if target == base:
         raise UsageError(f"the target branch '{target}' is the base itself; name a new branch with --branch")
+    steps = validate_recipe(recipe, kinds, branches=migration_branches(repository, base, target, recipe.base))
     target_commit = repository.branch_commit(target)
     migration = Migration(options, repository, recipe, steps, base, base_commit, target, target_commit, base_commit)
     if target_commit is not None:
@@ -101,6 +108,8 @@ def prepare(options: MigrateOptions) -> Migration:
         raise GitError(f"--push {options.push}: no such remote (remotes: {known}); add it with git remote add")
     if not options.dry_run:
         repository.check_identity()
+        if options.push:
+            repository.check_push(options.push, base_commit, target, force=options.force or options.resume)
     return migration
 
 
@@ -205,8 +214,10 @@ def commit_message(step: StepPlan, recipe: str) -> str:
 def run(migration: Migration, planned: Plan) -> Result:
     """Commit each changing step in a temporary worktree, then set (and push) the branch.
 
-    On any failure, Ctrl-C included, the worktree goes and no branch is left,
-    unless --keep-partial: then the branch keeps the steps that completed.
+    On any failure, Ctrl-C, SIGTERM and SIGHUP included, the worktree goes and no branch
+    is left, unless --keep-partial: then the branch keeps the steps that completed. Setting
+    the branch and removing the worktree are not cut in half by a signal: one that arrives
+    there is taken after the branch is complete and reported as such (`Result.interrupted`).
     """
     options, repository = migration.options, migration.repository
     result = Result(migration, planned)
@@ -234,18 +245,34 @@ def run(migration: Migration, planned: Plan) -> Result:
                 raise _step_failed(step, str(error), migration, head) from None
         if head == migration.start_commit and migration.first_step > 1:
             result.nothing_to_do = True
-        repository.set_branch(migration.target, head, migration.target_commit)
+        with deferred() as late:
+            repository.set_branch(migration.target, head, migration.target_commit)
+            worktree.remove()
+            stopped = late.take()
     except BaseException:
-        if options.keep_partial:
-            _keep(migration, head)
+        with deferred() as late:  # a second Ctrl-C must not leave the cleanup half done
+            worktree.remove()
+            if options.keep_partial:
+                _keep(migration, head)
+            late.take()
         raise
-    finally:
-        worktree.remove()
     planned.target_commit = head
+    if stopped is not None:
+        result.interrupted = signal.Signals(stopped).name
+        if options.push:
+            raise IncompleteRun(f"interrupted ({result.interrupted}) after branch {migration.target} was complete "
+                                f"({repository.short(head)}); it was not pushed: git push {options.push} "
+                                f"{migration.target}")
+        return result
     if options.push:
         repository.push(options.push, migration.target, force=options.force)
         result.pushed = options.push
     return result
+
+
+def clean_stale_worktrees(migration: Migration) -> list[str]:
+    """Remove worktrees that killed pinshift runs left in this repository; what was removed, one line each."""
+    return migration.repository.remove_stale_worktrees()
 
 
 def _keep(migration: Migration, head: str) -> None:

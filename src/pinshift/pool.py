@@ -2,7 +2,7 @@
 
 Files are independent once a segment's parameters are prepared (see runner), so
 large runs fan out over a fork-started process pool sized to the CPUs. Workers
-inherit the step jobs through fork (user-loaded step modules need not pickle).
+inherit the function to run through fork (user-loaded step modules need not pickle).
 Workers read their files themselves when the tree is `fork_safe` (plain files;
 git objects through one `git cat-file --batch` per chunk), else the parent reads
 them; the parent receives results chunk by chunk in submission order, so the
@@ -13,18 +13,20 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import signal
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from typing import Any
 
-from pinshift import languages
 from pinshift.files import SkippedFile
-from pinshift.plan import FileChange, Outcome
+from pinshift.interrupts import ignore_in_workers
 
 PARALLEL_MIN_FILES = 400  # below this, starting workers costs more than it saves
 
-_SEGMENT: Sequence = ()  # the jobs workers run; set in the parent just before forking
-_FILES = None  # the WorkingSet workers read from (fork-safe trees only)
+# run(path, data, reason) -> result: data None means "read it yourself"; a reason means "skipped: reason"
+FileRun = Callable[[str, "bytes | None", str], Any]
+
+_RUN: FileRun | None = None  # what workers run on each file; set in the parent just before forking
+_FILES = None  # the tree workers prefetch from (fork-safe trees only)
 
 
 def worker_count(options, files: int) -> int:
@@ -39,23 +41,6 @@ def worker_count(options, files: int) -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
 
 
-def _skipped(path: str, reason: str, segment: Sequence) -> list[FileChange | None]:
-    language = languages.language_for(path)
-    return [FileChange(path, Outcome.SKIPPED, language or "", reason=reason) if job.applies_to(path, language) else None
-            for job in segment]
-
-
-def _run_one(files, path: str, data: bytes | None, segment: Sequence) -> list[FileChange | None]:
-    from pinshift.runner import process_file
-
-    if data is None:
-        try:
-            data = files.read(path)
-        except SkippedFile as skipped:
-            return _skipped(path, str(skipped), segment)
-    return process_file(path, data, segment)
-
-
 def _prefetch(files, paths: Sequence[str]) -> None:
     """Let the tree read `paths` in bulk where it can (git objects: one batch per chunk)."""
     hook = getattr(files, "prefetch", None)
@@ -63,15 +48,9 @@ def _prefetch(files, paths: Sequence[str]) -> None:
         hook(paths)
 
 
-def _work(chunk: list[tuple[str, bytes | None, str]]) -> list[list[FileChange | None]]:
+def _work(chunk: list[tuple[str, bytes | None, str]]) -> list:
     _prefetch(_FILES, [path for path, data, reason in chunk if data is None and not reason])
-    return [_skipped(path, reason, _SEGMENT) if reason else _run_one(_FILES, path, data, _SEGMENT)
-            for path, data, reason in chunk]
-
-
-def _ignore_interrupts() -> None:
-    # Ctrl-C goes to the whole process group; the parent alone decides how to stop.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    return [_RUN(path, data, reason) for path, data, reason in chunk]
 
 
 def _reads_in_workers(files) -> bool:
@@ -79,8 +58,8 @@ def _reads_in_workers(files) -> bool:
     return bool(getattr(getattr(files, "tree", files), "fork_safe", False))
 
 
-def process_files(files, paths: Sequence[str], segment: Sequence, options) -> Iterator[tuple[str, list]]:
-    """(path, one FileChange-or-None per job) for every path, in the order of `paths`."""
+def process_files(files, paths: Sequence[str], run: FileRun, options) -> Iterator[tuple[str, Any]]:
+    """(path, run(path, …)) for every path, in the order of `paths`; `files` is what `run` reads from."""
     total = len(paths)
     workers = worker_count(options, total)
     if workers == 1:
@@ -88,11 +67,11 @@ def process_files(files, paths: Sequence[str], segment: Sequence, options) -> It
         for number, path in enumerate(paths, 1):
             if options.progress:
                 options.progress(number, total)
-            yield path, _run_one(files, path, None, segment)
+            yield path, run(path, None, "")
         return
 
-    global _SEGMENT, _FILES
-    _SEGMENT, _FILES = segment, files  # inherited by the forked workers, with the overlay as it is now
+    global _RUN, _FILES
+    _RUN, _FILES = run, files  # inherited by the forked workers, with the overlay as it is now
     size = max(8, min(256, total // (workers * 8) or 1))
     in_workers = _reads_in_workers(files)
     chunks = [
@@ -102,11 +81,11 @@ def process_files(files, paths: Sequence[str], segment: Sequence, options) -> It
     done = 0
     context = multiprocessing.get_context("fork")
     try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_ignore_interrupts) as executor:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=ignore_in_workers) as executor:
             try:
                 for chunk, results in zip(chunks, executor.map(_work, chunks)):
-                    for (path, _, _), changes in zip(chunk, results):
-                        yield path, changes
+                    for (path, _, _), result in zip(chunk, results):
+                        yield path, result
                     done += len(chunk)
                     if options.progress:
                         options.progress(done, total)
@@ -114,7 +93,7 @@ def process_files(files, paths: Sequence[str], segment: Sequence, options) -> It
                 executor.shutdown(wait=True, cancel_futures=True)
                 raise
     finally:
-        _SEGMENT, _FILES = (), None
+        _RUN, _FILES = None, None
 
 
 def _parent_read(files, path: str) -> tuple[str, bytes | None, str]:

@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from pinshift.errors import ParamError, RecipeError, UsageError
+from pinshift.globs import glob_problem
 from pinshift.steps import StepKind
 
 DEFAULT_FILES = (".flox/pkgs/**/*.nix",)
@@ -58,12 +59,23 @@ class Recipe:
         return step.files if step.files is not None else self.files
 
 
-def _strings(value: Any, where: str, key: str) -> tuple[str, ...]:
-    if isinstance(value, str):
-        return (value,)
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+def _globs(value: Any, where: str, key: str) -> tuple[str, ...]:
+    """A `files` value as a tuple of globs; a non-string or an invalid glob (`[z-a]*.nix`) is a RecipeError."""
+    globs = [value] if isinstance(value, str) else value
+    if not isinstance(globs, list) or not all(isinstance(v, str) for v in globs):
         raise RecipeError(f"{where}: '{key}' must be a list of glob strings")
-    return tuple(value)
+    for glob in globs:
+        problem = glob_problem(glob)
+        if problem:
+            raise RecipeError(f"{where}: '{key}': invalid glob '{glob}' ({problem})")
+    return tuple(globs)
+
+
+def _toml_type(value: Any) -> str:
+    """How TOML calls the type of a decoded value, for messages."""
+    names = ((bool, "a boolean"), (int, "an integer"), (float, "a float"), (list, "an array"),
+             (Mapping, "a table"), (str, "a string"))
+    return next((name for kind, name in names if isinstance(value, kind)), "a date or time")
 
 
 def parse_recipe(data: Mapping[str, Any], source: str) -> Recipe:
@@ -93,13 +105,16 @@ def parse_recipe(data: Mapping[str, Any], source: str) -> Recipe:
         params = raw.get("params", {})
         if not isinstance(params, Mapping):
             raise RecipeError(f"{where}: 'params' must be a table")
-        files = _strings(raw["files"], where, "files") if "files" in raw else None
+        for key in ("title", "message"):
+            if key in raw and not isinstance(raw[key], str):
+                raise RecipeError(f"{where}: '{key}' must be a string, not {_toml_type(raw[key])}")
+        files = _globs(raw["files"], where, "files") if "files" in raw else None
         steps.append(
             RecipeStep(
                 kind=kind,
-                title=str(raw.get("title") or kind),
+                title=raw.get("title") or kind,
                 params=dict(params),
-                message=str(raw.get("message", "")),
+                message=raw.get("message", ""),
                 files=files,
             )
         )
@@ -111,7 +126,7 @@ def parse_recipe(data: Mapping[str, Any], source: str) -> Recipe:
         description=data.get("description", ""),
         base=data.get("base", ""),
         target=data.get("target", ""),
-        files=_strings(data["files"], source, "files") if "files" in data else DEFAULT_FILES,
+        files=_globs(data["files"], source, "files") if "files" in data else DEFAULT_FILES,
         steps=tuple(steps),
         source=source,
     )
@@ -177,17 +192,47 @@ def find_recipe(name: str, repo_root: Path | None = None) -> Recipe:
     raise UsageError(f"unknown recipe '{name}' (known: {known}); `pinshift recipes` lists them")
 
 
-def validate_recipe(recipe: Recipe, kinds: Mapping[str, StepKind]) -> list[tuple[RecipeStep, StepKind, Any]]:
-    """Each step with its kind and typed params, validated before any file is read."""
+def recipe_branches(recipe: Recipe) -> dict[str, str]:
+    """What `{base}` and `{target}` mean when no run says otherwise: the recipe's own base and target."""
+    own = {"base": recipe.base, "target": recipe.target or recipe.name}
+    return {name: value for name, value in own.items() if value}
+
+
+def validate_recipe(
+    recipe: Recipe, kinds: Mapping[str, StepKind], branches: Mapping[str, str] | None = None,
+) -> list[tuple[RecipeStep, StepKind, Any]]:
+    """Each step with its kind and typed params, validated before any file is read.
+
+    Every kind name is checked before any kind outside pinshift is loaded, and (`StepKinds`) every
+    consent before any of them is imported: a recipe that cannot run runs no repository code.
+    `branches` ({"base": ..., "target": ...}, default `recipe_branches(recipe)`) fills the
+    `{base}`/`{target}` placeholders in each step's params, title and message; the steps
+    returned carry the filled values, so reports and commits show what actually ran.
+    """
+    from pinshift.placeholders import PlaceholderError, expand_params
+
+    for number, step in enumerate(recipe.steps, 1):
+        if step.kind not in kinds:
+            raise RecipeError(f"{recipe.source}: step {number} ({step.kind}): unknown step kind "
+                              f"(known: {', '.join(sorted(kinds))})")
+    require = getattr(kinds, "require", None)
+    if require is not None:
+        require([step.kind for step in recipe.steps])
+    branches = recipe_branches(recipe) if branches is None else branches
     resolved = []
     for number, step in enumerate(recipe.steps, 1):
         where = f"{recipe.source}: step {number} ({step.kind})"
-        if step.kind not in kinds:
-            raise RecipeError(f"{where}: unknown step kind (known: {', '.join(sorted(kinds))})")
         kind = kinds[step.kind]
         try:
-            params = kind.parse_params(step.params)
+            raw = expand_params(step.params, branches)
+            text = expand_params({"title": step.title, "message": step.message}, branches)
+        except PlaceholderError as error:
+            hint = f"; set {error.name} = \"BRANCH\" in the recipe" if error.known else ""
+            raise RecipeError(f"{where}: {error}{hint}") from None
+        try:
+            params = kind.parse_params(raw)
         except ParamError as error:
             raise RecipeError(f"{where}: {error}") from None
+        step = replace(step, params=raw, title=text["title"], message=text["message"])
         resolved.append((step, kind, params))
     return resolved

@@ -24,7 +24,7 @@ from typing import Any
 
 from pinshift import languages, pool
 from pinshift.edits import apply_to_document, normalize_edits
-from pinshift.errors import EditConflict, EditRefused, PinshiftError
+from pinshift.errors import EditConflict, EditRefused, PinshiftError, StepScriptError
 from pinshift.files import SkippedFile, SourceTree
 from pinshift.globs import matches
 from pinshift.plan import AppliedEdit, FileChange, Outcome, Plan, StepPlan, Warning
@@ -145,7 +145,14 @@ def process_file(path: str, data: bytes, jobs: Sequence[StepJob]) -> list[FileCh
         change = FileChange(path, Outcome.UNCHANGED, language, warnings=_warnings(doc, output.warnings),
                             notes=_warnings(doc, getattr(output, "notes", ())))
         if job.survey_params is not None:
-            change.survey = (job.kind.module.survey(doc, job.survey_params),)
+            change.survey = (job.kind.survey(doc, job.survey_params),)
+        refusals = getattr(output, "refusals", ())
+        if refusals:
+            first = _warnings(doc, refusals[:1])[0]
+            more = f" (and {len(refusals) - 1} more)" if len(refusals) > 1 else ""
+            change.outcome, change.reason = Outcome.REFUSED, f"{first}{more}"
+            results.append(change)
+            continue
         try:
             edits = normalize_edits(output.edits, doc)
             result = apply_to_document(doc, edits)
@@ -166,11 +173,7 @@ def process_file(path: str, data: bytes, jobs: Sequence[StepJob]) -> list[FileCh
 
 
 def _needs_survey(job: StepJob) -> bool:
-    module = job.kind.module
-    if not hasattr(module, "prepare"):
-        return False
-    hook = getattr(module, "needs_survey", None)
-    return bool(hook(job.params)) if hook else True
+    return job.kind.needs_survey(job.params)
 
 
 class SurveyDocuments(Sequence):
@@ -226,8 +229,7 @@ SAMPLE_FILES = 16  # documents a guess is made from
 
 def _can_speculate(job: StepJob) -> bool:
     """A kind whose `prepare` splits into per-file `survey` + `resolve` can be surveyed while it plans."""
-    module = job.kind.module
-    return callable(getattr(module, "survey", None)) and callable(getattr(module, "resolve", None))
+    return job.kind.can_survey
 
 
 def _guess(files: WorkingSet, job: StepJob, paths: Sequence[str]) -> Any:
@@ -247,9 +249,11 @@ def _guess(files: WorkingSet, job: StepJob, paths: Sequence[str]) -> Any:
             continue
         doc = languages.parse(language, data, path)
         if not doc.problems:
-            sample.append(job.kind.module.survey(doc, job.params))
+            sample.append(job.kind.survey(doc, job.params))
     try:
-        return job.kind.module.resolve(job.params, sample)
+        return job.kind.resolve(job.params, sample)
+    except StepScriptError:
+        raise
     except PinshiftError:
         return None
 
@@ -258,9 +262,32 @@ def _segment_paths(jobs: Sequence[StepJob], all_paths) -> list[str]:
     return [p for p in all_paths if any(j.applies_to(p, languages.language_for(p)) for j in jobs)]
 
 
+def _skipped(path: str, reason: str, segment: Sequence[StepJob]) -> list[FileChange | None]:
+    language = languages.language_for(path)
+    return [FileChange(path, Outcome.SKIPPED, language or "", reason=reason) if job.applies_to(path, language) else None
+            for job in segment]
+
+
+def _file_run(files: WorkingSet, segment: Sequence[StepJob]) -> pool.FileRun:
+    """What the pool runs on one path of a segment: read it (unless given), then `process_file`."""
+
+    def run(path: str, data: bytes | None, reason: str) -> list[FileChange | None]:
+        if reason:
+            return _skipped(path, reason, segment)
+        if data is None:
+            try:
+                data = files.read(path)
+            except SkippedFile as skipped:
+                return _skipped(path, str(skipped), segment)
+        return process_file(path, data, segment)
+
+    return run
+
+
 def _run_segment(files: WorkingSet, jobs: list[StepJob], positions: list[int], all_paths, options) -> list:
     segment = [jobs[p] for p in positions]
-    return list(pool.process_files(files, _segment_paths(segment, all_paths), segment, options))
+    paths = _segment_paths(segment, all_paths)
+    return list(pool.process_files(files, paths, _file_run(files, segment), options))
 
 
 def run_jobs(files: WorkingSet, jobs: Sequence[StepJob], options: RunOptions = RunOptions()) -> list[StepPlan]:
@@ -291,7 +318,7 @@ def run_jobs(files: WorkingSet, jobs: Sequence[StepJob], options: RunOptions = R
         results = _run_segment(files, jobs, positions, all_paths, options)
         if speculated is not None:
             surveys = [c.survey[0] for _, changes in results if (c := changes[0]) is not None and c.survey]
-            actual = speculated.kind.module.resolve(speculated.params, surveys)
+            actual = speculated.kind.resolve(speculated.params, surveys)
             if actual != guess:
                 jobs[positions[0]] = replace(speculated, params=actual)
                 results = _run_segment(files, jobs, positions, all_paths, options)

@@ -15,14 +15,13 @@ The module docstring is the kind's user documentation (`pinshift show --step KIN
 `needles` lists byte strings the step can possibly change; a file containing none
 of them is not parsed at all. `prepare` sees every document that passed the
 prefilter before any plan runs (pin-swap resolves an abbreviated revision there).
+
+Which kinds exist and when a file outside pinshift is imported: pinshift.kinds.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib
-import importlib.util
-import pkgutil
 import types
 import typing
 from collections.abc import Mapping, Sequence
@@ -31,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from pinshift.edits import Edit
-from pinshift.errors import ParamError, RecipeError, UsageError
+from pinshift.errors import ParamError
 
 
 @dataclass(frozen=True)
@@ -48,17 +47,23 @@ class StepOutput:
 
     A warning is something a human must look at (`--strict` fails on it); a note only
     says what the step deliberately left alone (a README table that is not a branch table).
+    A refusal says the step cannot change this file as asked: the file is left as it was,
+    whatever edits were planned, and reported refused (which stops `migrate` and `apply`).
     """
 
     edits: list[Edit] = field(default_factory=list)
     warnings: list[StepWarning] = field(default_factory=list)
     notes: list[StepWarning] = field(default_factory=list)
+    refusals: list[StepWarning] = field(default_factory=list)
 
     def warn(self, offset: int, message: str) -> None:
         self.warnings.append(StepWarning(offset, message))
 
     def note(self, offset: int, message: str) -> None:
         self.notes.append(StepWarning(offset, message))
+
+    def refuse(self, offset: int, message: str) -> None:
+        self.refusals.append(StepWarning(offset, message))
 
 
 @dataclass(frozen=True)
@@ -71,12 +76,29 @@ class StepContext:
 
 
 @dataclass(frozen=True)
+class Parameter:
+    """One parameter of a step kind, as recipes and `--set` write it."""
+
+    key: str  # kebab-case, as written in recipes (`include-comments`)
+    field: str  # the Params field (`include_comments`)
+    hint: Any  # its type
+    required: bool
+    default: Any = None  # the default when not required (a default_factory's value)
+
+
+@dataclass(frozen=True)
 class StepKind:
-    """A loaded step-kind module, with where it came from ("bundled" or a file path)."""
+    """A loaded step-kind module, with where it came from ("bundled" or a file path).
+
+    Commands and the runner call a kind only through these methods. For a kind loaded
+    from a file outside pinshift (`script`), each call runs under `scripts.script_call`:
+    its output goes to stderr and its failures become a StepScriptError naming the file.
+    """
 
     name: str
     module: types.ModuleType
     origin: str
+    script: Path | None = None
 
     @property
     def doc(self) -> str:
@@ -94,26 +116,74 @@ class StepKind:
     def params_type(self) -> type:
         return self.module.Params
 
+    def _call(self, doing: str, function: Any, *args: Any) -> Any:
+        if self.script is None:
+            return function(*args)
+        from pinshift.scripts import guarded
+
+        return guarded(self.script, self.name, doing, function, *args)
+
+    def parameters(self) -> tuple[Parameter, ...]:
+        """The kind's parameters in declaration order: key, type, required or default."""
+        return self._call("reading its parameters", _parameters, self.params_type)
+
     def parse_params(self, raw: Mapping[str, Any]) -> Any:
         """Typed Params from recipe/CLI values; raises ParamError naming the key."""
-        return build_params(self.params_type, raw)
+        return self._call("checking its parameters", build_params, self.params_type, raw)
 
     def needles(self, params: Any) -> tuple[bytes, ...]:
         hook = getattr(self.module, "needles", None)
-        return tuple(hook(params)) if hook else ()
+        if not hook:
+            return ()
+        found = tuple(self._call("listing its needles", hook, params))
+        if self.script is not None and not all(isinstance(n, bytes) for n in found):
+            self._broken("needles() must return byte strings")
+        return found
+
+    def needs_survey(self, params: Any) -> bool:
+        """Whether the kind's `prepare` must see every file before planning (its optional `needs_survey` says)."""
+        if not hasattr(self.module, "prepare"):
+            return False
+        hook = getattr(self.module, "needs_survey", None)
+        return bool(self._call("deciding whether to survey", hook, params)) if hook else True
+
+    @property
+    def can_survey(self) -> bool:
+        """A `prepare` split into per-file `survey` and `resolve`: the runner surveys while it plans."""
+        return callable(getattr(self.module, "survey", None)) and callable(getattr(self.module, "resolve", None))
 
     def prepare(self, params: Any, docs: Sequence[Any]) -> Any:
         hook = getattr(self.module, "prepare", None)
-        return hook(params, docs) if hook else params
+        return self._call("preparing", hook, params, docs) if hook else params
+
+    def survey(self, doc: Any, params: Any) -> Any:
+        return self._call(f"surveying {doc.path}", self.module.survey, doc, params)
+
+    def resolve(self, params: Any, surveys: Sequence[Any]) -> Any:
+        return self._call("resolving its surveys", self.module.resolve, params, surveys)
 
     def plan(self, doc: Any, params: Any, context: StepContext) -> StepOutput:
-        return self.module.plan(doc, params, context)
+        if self.script is None:
+            return self.module.plan(doc, params, context)
+        output = self._call(f"planning {context.path}", self.module.plan, doc, params, context)
+        if not isinstance(output, StepOutput):
+            self._broken(f"plan() returned {type(output).__name__}, not a StepOutput")
+        if not all(isinstance(e, Edit) for e in output.edits):
+            self._broken("plan() returned edits that are not pinshift.edits.Edit values")
+        if not all(isinstance(w, StepWarning) for w in (*output.warnings, *output.notes)):
+            self._broken("plan() returned warnings that are not StepWarning values (use out.warn / out.note)")
+        return output
+
+    def _broken(self, message: str) -> None:
+        from pinshift.errors import StepScriptError
+
+        raise StepScriptError(f"{self.script}: step kind '{self.name}': {message}")
 
 
 # --- parameters ---------------------------------------------------------------------------
 
 
-def _key(name: str) -> str:
+def param_key(name: str) -> str:
     """Recipe keys are kebab-case; Params fields are snake_case (`include-comments`).
 
     A trailing underscore only keeps a field name off a Python keyword: field `from_` is key `from`.
@@ -176,8 +246,8 @@ def _coerce(key: str, hint: Any, value: Any) -> Any:
 def build_params(params_type: type, raw: Mapping[str, Any]) -> Any:
     """Validate `raw` against a Params dataclass: unknown, missing and mistyped keys are errors."""
     hints = typing.get_type_hints(params_type)
-    fields = {_key(f.name): f for f in dataclasses.fields(params_type)}
-    normalized = {_key(k): v for k, v in raw.items()}
+    fields = {param_key(f.name): f for f in dataclasses.fields(params_type)}
+    normalized = {param_key(k): v for k, v in raw.items()}
     for key in normalized:
         if key not in fields:
             known = ", ".join(sorted(fields)) or "none"
@@ -196,62 +266,27 @@ def build_params(params_type: type, raw: Mapping[str, Any]) -> Any:
         raise ParamError("", str(error)) from None
 
 
-# --- loading kinds ------------------------------------------------------------------------
+def _parameters(params_type: type) -> tuple[Parameter, ...]:
+    hints = typing.get_type_hints(params_type)
+    out = []
+    for f in dataclasses.fields(params_type):
+        if f.default is not dataclasses.MISSING:
+            out.append(Parameter(param_key(f.name), f.name, hints[f.name], False, f.default))
+        elif f.default_factory is not dataclasses.MISSING:
+            out.append(Parameter(param_key(f.name), f.name, hints[f.name], False, f.default_factory()))
+        else:
+            out.append(Parameter(param_key(f.name), f.name, hints[f.name], True))
+    return tuple(out)
 
 
-def _kind_from_module(module: types.ModuleType, origin: str) -> StepKind:
-    name = getattr(module, "NAME", None)
-    if not isinstance(name, str) or not hasattr(module, "Params") or not hasattr(module, "plan"):
-        raise RecipeError(f"{origin}: not a step-kind module (needs NAME, Params and plan)")
-    return StepKind(name=name, module=module, origin=origin)
+# --- loading kinds: pinshift.kinds (these names stay importable from here) -----------------------
+
+_LOADERS = ("available_kinds", "bundled_kinds", "get_kind", "load_kinds_from")
 
 
-def bundled_kinds() -> dict[str, StepKind]:
-    """The step kinds shipped in pinshift's `migrations/` package."""
-    import pinshift.migrations as package
+def __getattr__(name: str) -> Any:
+    if name in _LOADERS:
+        from pinshift import kinds
 
-    kinds = {}
-    for info in pkgutil.iter_modules(package.__path__):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"pinshift.migrations.{info.name}")
-        kind = _kind_from_module(module, "bundled")
-        kinds[kind.name] = kind
-    return kinds
-
-
-def load_kinds_from(directory: Path) -> dict[str, StepKind]:
-    """Step kinds from every `*.py` file of a directory (a repository's `.pinshift/migrations/`)."""
-    kinds = {}
-    for path in sorted(directory.glob("*.py")):
-        if path.name.startswith("_"):
-            continue
-        spec = importlib.util.spec_from_file_location(f"pinshift_user_step_{path.stem}", path)
-        if spec is None or spec.loader is None:
-            continue
-        module = importlib.util.module_from_spec(spec)
-        try:
-            spec.loader.exec_module(module)
-        except Exception as error:  # a user's script failing to import is their input error
-            raise RecipeError(f"{path}: cannot load step script: {error}") from None
-        kind = _kind_from_module(module, str(path))
-        kinds[kind.name] = kind
-    return kinds
-
-
-def available_kinds(repo_root: Path | None = None, extra_dir: Path | None = None) -> dict[str, StepKind]:
-    """Bundled kinds, overridden by the repository's `.pinshift/migrations/` and then `--migrations DIR`."""
-    kinds = bundled_kinds()
-    if repo_root is not None and (repo_root / ".pinshift" / "migrations").is_dir():
-        kinds.update(load_kinds_from(repo_root / ".pinshift" / "migrations"))
-    if extra_dir is not None:
-        if not extra_dir.is_dir():
-            raise UsageError(f"--migrations {extra_dir}: not a directory")
-        kinds.update(load_kinds_from(extra_dir))
-    return kinds
-
-
-def get_kind(kinds: Mapping[str, StepKind], name: str) -> StepKind:
-    if name not in kinds:
-        raise UsageError(f"unknown step kind '{name}' (known: {', '.join(sorted(kinds))})")
-    return kinds[name]
+        return getattr(kinds, name)
+    raise AttributeError(f"module 'pinshift.steps' has no attribute {name!r}")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pinshift.migrations.pin_swap import pin_sites
 from pinshift.syntax.document import Document
 from pinshift.syntax.queries import (
-    attrpath_segments, bindings, fetcher_calls, selects, string_value, strings, unwrap, walk,
+    attrpath_segments, bindings, fetcher_calls, functions, selects, string_value, strings, unwrap, walk,
 )
 
 PACKAGE_SET = re.compile(r"python\d*Packages\Z")
@@ -32,12 +32,24 @@ class Fact:
 
 @dataclass(frozen=True)
 class Pin:
-    """A fetcher call pinning a source: its function, the revision it names (if any), whether it has a hash."""
+    """A fetcher call pinning a source: its function, the revision it names (if any), whether it has a hash.
+
+    `expression` is the source text of a revision that is not a literal (`"v${version}"`), else None.
+    """
 
     kind: str
     revision: str | None
     has_hash: bool
     offset: int
+    expression: str | None = None
+    nixpkgs: bool = False  # the URL or repo names nixpkgs
+
+    @property
+    def shown(self) -> str:
+        """`0182a36` for a literal revision, the expression as written otherwise."""
+        if self.revision:
+            return self.revision[:7]
+        return self.expression or "(no revision)"
 
 
 @dataclass
@@ -58,11 +70,33 @@ class RecipeFacts:
     platforms_offset: int = 0
     metadata_rev: Fact | None = None
     cuda_overlay: Fact | None = None  # `cudaPackages_12_9` as the overlay names it
+    arguments: tuple[str, ...] = ()  # formals of the outermost function (`{ python3Packages, cudaPackages }:`)
 
     @property
     def revision(self) -> str | None:
         """The nixpkgs revision the recipe pins (its first fetcher revision)."""
         return next((p.revision for p in self.pins if p.revision), None)
+
+    @property
+    def nixpkgs_pins(self) -> list[Pin]:
+        """The fetchers that pin nixpkgs itself; all fetchers when none says so (a mirror URL)."""
+        return [p for p in self.pins if p.nixpkgs] or ([] if self.arguments else list(self.pins))
+
+    @property
+    def pin_value(self) -> str | None:
+        """What the recipe pins nixpkgs to, for drift: a literal revision, else the expression; None: no pin."""
+        pins = self.nixpkgs_pins
+        return next((p.revision for p in pins if p.revision), None) or next((p.expression for p in pins if p.expression), None)
+
+    @property
+    def uses_caller_nixpkgs(self) -> bool:
+        """A build with no nixpkgs pin of its own, a function of what it builds with (Flox: `{ python3Packages, ... }:`).
+
+        A fetcher of the package's own source (`fetchFromGitHub { repo = "pytorch"; rev = "v${version}"; }`)
+        is not a nixpkgs pin.
+        """
+        builds = self.package_set is not None or self.pname is not None
+        return builds and bool(self.arguments) and not self.nixpkgs_pins
 
     @property
     def package_path(self) -> str | None:
@@ -75,7 +109,8 @@ class RecipeFacts:
         return {
             "path": self.path,
             "problems": [str(p) for p in self.problems],
-            "pins": [{"kind": p.kind, "revision": p.revision, "hash": p.has_hash} for p in self.pins],
+            "pins": [{"kind": p.kind, "revision": p.revision, "expression": p.expression, "hash": p.has_hash}
+                     for p in self.pins],
             "package_set": _value(self.package_set),
             "attribute": _value(self.attribute),
             "overrides": [o.value for o in self.overrides],
@@ -85,6 +120,7 @@ class RecipeFacts:
             "platforms": list(self.platforms),
             "metadata_rev": _value(self.metadata_rev),
             "cuda_overlay": _value(self.cuda_overlay),
+            "arguments": list(self.arguments),
         }
 
 
@@ -113,6 +149,7 @@ def recipe_facts(doc: Document) -> RecipeFacts:
     """The facts of one parsed recipe; a file with syntax problems still reports what could be read."""
     facts = RecipeFacts(path=doc.path, problems=doc.problems)
     _read_pins(doc, facts)
+    _read_arguments(doc, facts)
     _read_package(doc, facts)
     _read_overrides(doc, facts)
     _read_bindings(doc, facts)
@@ -125,7 +162,23 @@ def _read_pins(doc: Document, facts: RecipeFacts) -> None:
     for site in pin_sites(doc):
         revisions.setdefault(site.call.node.id, site.rev)
     for call in fetcher_calls(doc):
-        facts.pins.append(Pin(call.function, revisions.get(call.node.id), bool(call.hashes), call.node.start_byte))
+        revision = revisions.get(call.node.id)
+        source = call.rev if call.rev is not None else call.url
+        expression = None if revision or source is None else _text(doc, source)
+        repo = _string(doc, call.args.get("repo")) if call.form == "attrset" else None
+        names_nixpkgs = repo == "nixpkgs" or (call.url is not None and b"nixpkgs" in doc.text(call.url).lower())
+        facts.pins.append(Pin(call.function, revision, bool(call.hashes), call.node.start_byte, expression,
+                              names_nixpkgs))
+
+
+def _read_arguments(doc: Document, facts: RecipeFacts) -> None:
+    """The formals of the file's outermost function: what the caller supplies."""
+    body = unwrap(next((n for n in doc.root.named_children if n.type != "comment"), None))
+    if body is not None and body.type == "function_expression":
+        for function in functions(doc):
+            if function.node == body:
+                facts.arguments = tuple(f.name for f in function.formals)
+                return
 
 
 def _read_package(doc: Document, facts: RecipeFacts) -> None:

@@ -44,17 +44,66 @@ def finding_at(recipe, offset: int, code: str, message: str, severity: str = "er
     return Finding(recipe.path, line, column, code, message, severity, tuple(files))
 
 
-def render_findings(findings: list[Finding], fmt: str, title: str, extra: dict | None = None) -> str:
-    """The findings in text (one per line), JSON ({"findings": [...], ...extra}) or Markdown (a table)."""
+def render_findings(findings: list[Finding], fmt: str, title: str, extra: dict | None = None,
+                    notes: list[Finding] = (), verbose: bool = False) -> str:
+    """The findings in text (one per line), JSON ({"findings": [...], ...extra}) or Markdown (a table).
+
+    Notes (not findings: they never fail a run) go in Markdown's own section; text prints them with
+    `render_notes`, JSON through `extra`.
+    """
     if fmt == "json":
         return json.dumps({"findings": [f.to_json() for f in findings], **(extra or {})}, indent=2) + "\n"
     if fmt == "markdown":
         lines = [f"## {title}", ""]
         if not findings:
-            return "\n".join(lines + ["No findings.", ""])
-        lines += ["| location | code | severity | message |", "|---|---|---|---|"]
-        for f in findings:
-            message = (f.message + f._others()).replace("|", "\\|")
-            lines.append(f"| `{f.path}:{f.line}:{f.column}` | {f.code} | {f.severity} | {message} |")
+            lines += ["No findings.", ""]
+        else:
+            lines += ["| location | code | severity | message |", "|---|---|---|---|"]
+            for f in findings:
+                message = (f.message + f._others()).replace("|", "\\|")
+                lines.append(f"| `{f.path}:{f.line}:{f.column}` | {f.code} | {f.severity} | {message} |")
+        if notes:
+            lines += ([""] if findings else []) + ["### Notes", ""]
+            lines += [f"- {group}" for group in _note_groups(notes, verbose)]
         return "\n".join(lines) + "\n"
     return "".join(f"{f}\n" for f in findings)
+
+
+def _note_groups(notes: list[Finding], verbose: bool) -> list[str]:
+    """One line per (code, message): the count and the first place; each note with `verbose`."""
+    if verbose:
+        return [f"{n.path}:{n.line}:{n.column}: {n.code} {n.message}" for n in notes]
+    groups: dict[tuple[str, str], list[Finding]] = {}
+    for note in notes:
+        groups.setdefault((note.code, note.message), []).append(note)
+    lines = []
+    for (code, message), members in groups.items():
+        first = members[0]
+        where = f"{first.path}:{first.line}:{first.column}"
+        if len(members) == 1:
+            lines.append(f"{where}: {code} {message}")
+        else:
+            lines.append(f"{code} {len(members)} files: {message} (first: {where}; --verbose lists all)")
+    return lines
+
+
+def render_notes(notes: list[Finding], verbose: bool = False) -> str:
+    """Text notes, grouped by code and message (`note: L004 24 files: ... (first: path:line:col; ...)`)."""
+    return "".join(f"note: {line}\n" for line in _note_groups(notes, verbose))
+
+
+def render_statistics(findings: list[Finding], rules: dict[str, str], fmt: str) -> str:
+    """Findings counted per code, most first: `  24  L005  error    the SM in the name differs ...`."""
+    counts: dict[str, list[Finding]] = {}
+    for finding in findings:
+        counts.setdefault(finding.code, []).append(finding)
+    ordered = sorted(counts.items(), key=lambda item: (-len(item[1]), item[0]))
+    rows = [(len(found), code, found[0].severity, rules.get(code, "")) for code, found in ordered]
+    if fmt == "json":
+        return json.dumps({"statistics": [{"code": c, "count": n, "severity": sev, "rule": r}
+                                          for n, c, sev, r in rows]}, indent=2) + "\n"
+    if fmt == "markdown":
+        lines = ["## pinshift lint statistics", "", "| count | code | severity | rule |", "|---|---|---|---|"]
+        return "\n".join(lines + [f"| {n} | {c} | {sev} | {r} |" for n, c, sev, r in rows]) + "\n"
+    width = max((len(str(n)) for n, *_ in rows), default=1)
+    return "".join(f"{str(n).rjust(width)}  {c}  {sev:<7}  {r}\n" for n, c, sev, r in rows)

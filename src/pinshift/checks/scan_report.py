@@ -1,20 +1,39 @@
-"""`pinshift scan` output: per-recipe facts and the aggregates, as text, Markdown or JSON."""
+"""`pinshift scan` output: the summary first (matrices, drift), per-recipe facts with --verbose.
+
+Text and Markdown fit on a screen for hundreds of recipes: one matrix per
+package, drift grouped by value with counts and the first file of each
+minority group; `--verbose` lists every file of every group and every
+recipe's facts. JSON always carries everything.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 
 from pinshift.checks.facts import GPU_NAMES, RecipeFacts
-from pinshift.checks.matrix import Aggregates, Drift, isa_of
+from pinshift.checks.matrix import Aggregates, Drift, Matrix, isa_of
+
+_FULL_REVISION = re.compile(r"[0-9a-f]{40}\Z")
+CALLER = "uses the caller's nixpkgs"
 
 
-def _short(revision: str | None) -> str:
-    return revision[:7] if revision else "(no revision)"
+def _short(value: str) -> str:
+    return value[:7] if _FULL_REVISION.match(value) else value
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+# --- per recipe ------------------------------------------------------------------------------------
 
 
 def _pins(facts: RecipeFacts) -> str:
-    return "; ".join(f"{p.kind} {_short(p.revision)} ({'hash' if p.has_hash else 'no hash'})"
-                     for p in facts.pins) or "-"
+    shown = "; ".join(f"{p.kind} {p.shown} ({'hash' if p.has_hash else 'no hash'})" for p in facts.pins)
+    if facts.uses_caller_nixpkgs:
+        return f"{shown}; {CALLER}" if shown else CALLER
+    return shown or "-"
 
 
 def _gpu(facts: RecipeFacts) -> str:
@@ -33,6 +52,7 @@ def _rows(facts: RecipeFacts) -> list[tuple[str, str]]:
         ("package", facts.package_path or "-"),
         ("override", ", ".join(o.value for o in facts.overrides) or "-"),
         ("gpu", _gpu(facts)),
+        ("cuda", facts.cuda_overlay.value if facts.cuda_overlay else "-"),
         ("cpu", _cpu(facts)),
         ("pname", facts.pname.value if facts.pname else "-"),
         ("platforms", ", ".join(facts.platforms) or "-"),
@@ -40,20 +60,13 @@ def _rows(facts: RecipeFacts) -> list[tuple[str, str]]:
     ]
 
 
-def _drift_lines(name: str, drift: Drift, short=lambda v: v) -> list[str]:
-    if drift.majority is None:
-        return [f"{name}: none found"]
-    if not drift.others:
-        return [f"{name}: none (all {drift.count} recipes: {short(drift.majority)})"]
-    lines = [f"{name}: majority {short(drift.majority)} ({drift.count} recipes); differing:"]
-    for value, paths in drift.others.items():
-        lines.extend(f"  {short(value) if value != '(none)' else value}  {path}" for path in paths)
-    return lines
+# --- the summary -----------------------------------------------------------------------------------
 
 
-def _matrix_table(agg: Aggregates, markdown: bool) -> list[str]:
-    header = ["gpu \\ isa", *agg.columns]
-    body = [[row, *(str(agg.cells.get((row, c), "")) for c in agg.columns)] for row in agg.rows]
+def _matrix_table(matrix: Matrix, markdown: bool) -> list[str]:
+    header = ["gpu", "cuda", *matrix.columns]
+    body = [[gpu, cuda, *(str(matrix.cells.get((gpu, cuda, c), "")) for c in matrix.columns)]
+            for gpu, cuda in matrix.rows]
     if markdown:
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         return lines + ["| " + " | ".join(r) + " |" for r in body]
@@ -61,25 +74,99 @@ def _matrix_table(agg: Aggregates, markdown: bool) -> list[str]:
     return ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in [header, *body]]
 
 
-def render_scan(recipes: list[RecipeFacts], agg: Aggregates, fmt: str) -> str:
+def _group_lines(drift: Drift, short, verbose: bool) -> list[tuple[str, list[str]]]:
+    """(line, files listed under it) per group: the majority says so, the others name their first file."""
+    width = max(len(short(value)) for value, _ in drift.groups)
+    out = []
+    for value, paths in drift.groups:
+        line = f"{short(value).ljust(width)}  {_plural(len(paths), 'recipe')}"
+        if value == drift.majority:
+            out.append((line + " (majority)", list(paths) if verbose else []))
+        elif verbose:
+            out.append((line, list(paths)))
+        else:
+            out.append((line + (f": {paths[0]}" if len(paths) == 1 else f", first: {paths[0]}"), []))
+    return out
+
+
+def _drift_block(name: str, what: str, drift: Drift, short, verbose: bool) -> list[tuple[str, list[str]]]:
+    if not drift.groups:
+        return [(f"{name}: none found", [])]
+    total = sum(len(paths) for _, paths in drift.groups)
+    if len(drift.groups) == 1 and drift.majority is not None:
+        return [(f"{name}: none (all {_plural(total, 'recipe')}: {short(drift.majority)})", [])]
+    head = f"{name}: {_plural(len(drift.groups), what)} among {_plural(total, 'recipe')}"
+    return [(head, [])] + [("  " + line, files) for line, files in _group_lines(drift, short, verbose)]
+
+
+def _unpinned_block(paths: tuple[str, ...], label: str, verbose: bool) -> list[tuple[str, list[str]]]:
+    if not paths:
+        return []
+    line = f"{label}: {_plural(len(paths), 'recipe')}"
+    if verbose:
+        return [(line, list(paths))]
+    return [(line + (f": {paths[0]}" if len(paths) == 1 else f", first: {paths[0]}"), [])]
+
+
+def _drift(agg: Aggregates, verbose: bool) -> list[tuple[str, list[str]]]:
+    return (_drift_block("pin drift", "revision", agg.pins, _short, verbose)
+            + _unpinned_block(agg.caller, f"{CALLER} (no pin of their own, not drift)", verbose)
+            + _unpinned_block(agg.unpinned, "no pin (neither a fetcher nor function arguments)", verbose)
+            + _drift_block("package-set drift", "package set", agg.package_sets, str, verbose))
+
+
+def _problems(recipes: list[RecipeFacts]) -> list[str]:
+    broken = [f for f in recipes if f.problems]
+    if not broken:
+        return []
+    return [f"syntax problems in {_plural(len(broken), 'file')} (first: {broken[0].problems[0]}; "
+            "`pinshift parse` lists them)"]
+
+
+def _hint(agg: Aggregates, verbose: bool) -> list[str]:
+    summarized = len(agg.pins.groups) > 1 or agg.caller or agg.unpinned or len(agg.package_sets.groups) > 1
+    return [] if verbose else ["(--verbose lists each recipe's facts" + (" and every file of each group)"
+                                                                         if summarized else ")")]
+
+
+def render_scan(recipes: list[RecipeFacts], agg: Aggregates, fmt: str, verbose: bool = False) -> str:
     if fmt == "json":
         return json.dumps({"recipes": [f.to_json() for f in recipes], **agg.to_json()}, indent=2) + "\n"
-    count = sum(agg.cells.values())
     if fmt == "markdown":
-        lines = ["## Recipes", "", "| file | " + " | ".join(k for k, _ in _rows(RecipeFacts(""))) + " |",
-                 "|---|" + "---|" * len(_rows(RecipeFacts("")))]
+        return _markdown(recipes, agg, verbose)
+    lines = [f"{_plural(len(recipes), 'file')} scanned, {_plural(agg.count, 'recipe')}"
+             f"{'' if len(agg.matrices) < 2 else ' in ' + _plural(len(agg.matrices), 'package')}", ""]
+    for matrix in agg.matrices:
+        lines += [f"{matrix.package} ({_plural(matrix.count, 'recipe')})", *_matrix_table(matrix, False), ""]
+    for line, files in _drift(agg, verbose):
+        lines.append(line)
+        indent = "      " if line.startswith("  ") else "    "
+        lines.extend(indent + path for path in files)
+    lines += _problems(recipes) + _hint(agg, verbose)
+    if verbose:
+        lines.append("")
+        for facts in recipes:
+            lines.append(facts.path)
+            lines.extend(f"  {key:<13}{value}" for key, value in _rows(facts))
+            lines.extend(f"  problem      {p}" for p in facts.problems)
+    return "\n".join(lines) + "\n"
+
+
+def _markdown(recipes: list[RecipeFacts], agg: Aggregates, verbose: bool) -> str:
+    lines = []
+    for matrix in agg.matrices:
+        lines += [f"## Variant matrix: {matrix.package} ({_plural(matrix.count, 'recipe')})", "",
+                  *_matrix_table(matrix, True), ""]
+    lines += ["## Drift", ""]
+    for line, files in _drift(agg, verbose):
+        lines.append(f"  - {line.strip()}" if line.startswith("  ") else f"- {line}")
+        indent = "    - " if line.startswith("  ") else "  - "
+        lines.extend(f"{indent}`{path}`" for path in files)
+    lines += [f"- {line}" for line in _problems(recipes)]
+    if verbose:
+        keys = [k for k, _ in _rows(RecipeFacts(""))]
+        lines += ["", "## Recipes", "", "| file | " + " | ".join(keys) + " |", "|---|" + "---|" * len(keys)]
         for facts in recipes:
             cells = [v.replace("|", "\\|") for _, v in _rows(facts)]
             lines.append(f"| `{facts.path}` | " + " | ".join(cells) + " |")
-        lines += ["", f"## Variant matrix ({count} recipes)", "", *_matrix_table(agg, True), "", "## Drift", ""]
-        lines += [f"  - {line.strip()}" if line.startswith(" ") else f"- {line}" for line in _drift_lines("pin drift", agg.pins, _short)
-                  + _drift_lines("package-set drift", agg.package_sets)]
-        return "\n".join(lines) + "\n"
-    lines = []
-    for facts in recipes:
-        lines.append(facts.path)
-        lines.extend(f"  {key:<13}{value}" for key, value in _rows(facts))
-        lines.extend(f"  problem      {p}" for p in facts.problems)
-    lines += ["", f"variant matrix ({count} recipes)", *_matrix_table(agg, False), ""]
-    lines += _drift_lines("pin drift", agg.pins, _short) + _drift_lines("package-set drift", agg.package_sets)
     return "\n".join(lines) + "\n"

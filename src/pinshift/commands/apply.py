@@ -3,12 +3,13 @@
 For quick use and scripting: the same step kinds, parameter validation, runner and
 report as `migrate`, but on the files as they are on disk. A step is all or nothing
 here too: when a file is refused, or a warning fires under --strict, no file is
-written (exit 1), so a tree is never left half-migrated.
+written (exit 1), so a tree is never left half-migrated. Writing is all or nothing
+as well (`pinshift.replace`): a file that turned read-only, immutable or different
+since it was read, a full disk or a read-only mount leaves every file as it was.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import tomllib
 import types
@@ -19,8 +20,9 @@ from typing import Any
 
 import click
 
-from pinshift.errors import ParamError, PinshiftError, UsageError
-from pinshift.files import DEFAULT_MAX_BYTES, DirectoryTree
+from pinshift.display import printable
+from pinshift.errors import IncompleteRun, ParamError, PinshiftError, UsageError, WriteFailed, WriteRefused
+from pinshift.files import DEFAULT_MAX_BYTES, DirectoryTree, SkippedFile
 from pinshift.report import emit, options_from, report_options
 
 DEFAULT_GLOBS = ("**/*.nix",)
@@ -47,7 +49,7 @@ def parse_settings(settings: tuple[str, ...]) -> dict[str, Any]:
     Only the first dot separates: `--set asserts.torch.__version__=2.10.0` sets the
     table key `torch.__version__`.
     """
-    from pinshift.steps import _key
+    from pinshift.steps import param_key
 
     values: dict[str, Any] = {}
     for item in settings:
@@ -56,7 +58,7 @@ def parse_settings(settings: tuple[str, ...]) -> dict[str, Any]:
         if not sep or not name or name.startswith(".") or name.endswith("."):
             raise UsageError(f"--set {item}: expected KEY=VALUE (or TABLE.KEY=VALUE)")
         key, dot, inner = name.partition(".")
-        key = _key(key.strip())
+        key = param_key(key.strip())
         if not dot:
             if key in values:
                 raise UsageError(f"--set {item}: '{key}' is set twice")
@@ -94,13 +96,22 @@ def typed(hint: Any, value: Any) -> Any:
     return value if _wants_text(hint) else literal(value)
 
 
+def _expanded(kind, values: dict[str, Any]) -> dict[str, Any]:
+    """`{{`/`}}` unescaped; `{base}`/`{target}` are a usage error: apply runs outside any migration."""
+    from pinshift.placeholders import PlaceholderError, expand_params
+
+    try:
+        return expand_params(values, {})
+    except PlaceholderError as error:
+        hint = f"apply has no migration, so write the branch name itself (--set {error.key}=BRANCH)" \
+            if error.known else f"`pinshift show --step {kind.name}` lists its parameters"
+        raise UsageError(f"{kind.name}: {error}; {hint}") from None
+
+
 def step_params(kind, settings: tuple[str, ...]) -> tuple[Any, dict[str, Any]]:
     """Validated Params and the values they came from; errors say where the parameters are documented."""
-    from pinshift.steps import _key
-
-    hints = {_key(f.name): typing.get_type_hints(kind.params_type)[f.name]
-             for f in dataclasses.fields(kind.params_type)}
-    values = {key: typed(hints.get(key, Any), value) for key, value in parse_settings(settings).items()}
+    hints = {parameter.key: parameter.hint for parameter in kind.parameters()}
+    values = {key: typed(hints.get(key, Any), value) for key, value in _expanded(kind, parse_settings(settings)).items()}
     try:
         return kind.parse_params(values), values
     except ParamError as error:
@@ -124,7 +135,7 @@ class SelectedFiles:
         self._seen: set[Path] = set()
 
     def add(self, shown: str, tree: DirectoryTree, relative: str) -> None:
-        real = (tree.root / relative).resolve()
+        real = Path(os.path.realpath(tree.root / relative))  # never raises: a symlink loop is skipped when read
         if real not in self._seen:
             self._seen.add(real)
             self.entries[shown] = (tree, relative)
@@ -136,15 +147,20 @@ class SelectedFiles:
         tree, relative = self.entries[path]
         return tree.read(relative)
 
-    def write(self, path: str, data: bytes) -> None:
+    def target(self, path: str) -> Path:
+        """The file to write for `path` (a symlink inside its tree resolved); SkippedFile if that is no longer safe."""
         tree, relative = self.entries[path]
-        tree.write(relative, data)
+        return tree.resolve(relative)
 
 
 def select_files(paths: tuple[str, ...], globs: tuple[str, ...], max_bytes: int) -> SelectedFiles:
     """Files matching `globs` under each directory PATH (honouring .gitignore in a work tree), plus named files."""
-    from pinshift.globs import matches
+    from pinshift.globs import glob_problem, matches
 
+    for glob in globs:
+        problem = glob_problem(glob)
+        if problem:
+            raise UsageError(f"--files {glob}: invalid glob ({problem})")
     selected = SelectedFiles()
     for given in paths:
         path = Path(given)
@@ -176,7 +192,7 @@ def summary(step, written: bool) -> str:
     lines.extend(f"warning: {w}" for w in step.warnings)
     lines.append(f"{step.kind}: {plural(len(step.changed), 'file')} {verb}, {plural(step.edit_count, 'edit')}, "
                  f"{plural(len(step.warnings), 'warning')}, {len(step.skipped)} skipped, {len(step.refused)} refused")
-    return "\n".join(lines) + "\n"
+    return "\n".join(printable(line) for line in lines) + "\n"
 
 
 @dataclass(frozen=True)
@@ -191,6 +207,7 @@ class ApplyOptions:
     strict: bool
     migrations: Path | None
     max_bytes: int
+    trust_repo: bool = False
 
 
 def plan_apply(options: ApplyOptions):
@@ -198,9 +215,11 @@ def plan_apply(options: ApplyOptions):
     from pinshift.commands.recipes import repository_root
     from pinshift.plan import Plan
     from pinshift.runner import RunOptions, WorkingSet, plan_step
-    from pinshift.steps import available_kinds, get_kind
+    from pinshift.kinds import available_kinds, get_kind
+    from pinshift.trust import Consent
 
-    kind = get_kind(available_kinds(repository_root(Path(".")), options.migrations), options.kind)
+    consent = Consent(options.trust_repo, options.migrations)
+    kind = get_kind(available_kinds(repository_root(Path(".")), options.migrations, consent), options.kind)
     params, values = step_params(kind, options.settings)
     selected = select_files(options.paths, options.globs, options.max_bytes)
     step = plan_step(WorkingSet(selected), kind, params, ("**",), title=f"{kind.name} (pinshift apply)",
@@ -222,22 +241,46 @@ def run_apply(options: ApplyOptions, report) -> int:
         from pinshift.report.text import with_path
 
         for change in step.refused:
-            click.echo(f"refused  {with_path(change)}", err=True)
+            click.echo(printable(f"refused  {with_path(change)}"), err=True)
         for warning in step.warnings:
-            click.echo(f"warning: {warning}", err=True)
-        click.echo(f"pinshift: {step.kind} failed: {problem}; no file written", err=True)
+            click.echo(printable(f"warning: {warning}"), err=True)
+        click.echo(printable(f"pinshift: {step.kind} failed: {problem}; no file written"), err=True)
         return 1
-    for change in step.changed:
-        try:
-            selected.write(change.path, change.after)
-        except OSError as error:
-            raise PinshiftError(f"{change.path}: cannot write ({error.strerror or error}); the files listed "
-                                "before it were written") from None
+    write_changes(step, selected)
     if report.format or report.output:
         click.echo(summary(step, written=True), nl=False, err=True)
-        return emit(plan, report)
+        try:
+            return emit(plan, report)
+        except PinshiftError as error:
+            changed = "the file above was" if len(step.changed) == 1 else f"the {len(step.changed)} files above were"
+            raise IncompleteRun(f"{error}; {changed} changed all the same") from None
     click.echo(summary(step, written=True), nl=False)
     return 0
+
+
+def write_changes(step, selected: SelectedFiles) -> None:
+    """Write every changed file of `step`, all or nothing (pinshift.replace); several refusals are listed first."""
+    from pinshift.replace import NOTHING_CHANGED, Replacement, replace_all
+
+    items, unsafe = [], []
+    for change in step.changed:
+        try:
+            items.append(Replacement(change.path, selected.target(change.path), change.before, change.after))
+        except SkippedFile as reason:  # a symlink that now loops or leads out of the tree
+            unsafe.append(f"{reason}".removesuffix("; skipped") + "; left alone")
+    try:
+        if unsafe:
+            raise WriteRefused(f"{unsafe[0]}; {NOTHING_CHANGED}", unsafe)
+        left = replace_all(items)
+    except (WriteRefused, WriteFailed) as error:
+        reasons = getattr(error, "reasons", [])
+        if len(reasons) <= 1:
+            raise
+        for reason in reasons:
+            click.echo(printable(f"refused  {reason}"), err=True)
+        raise type(error)(f"{len(reasons)} files cannot be changed safely (listed above); {NOTHING_CHANGED}") from None
+    for leftover in left:
+        click.echo(printable(f"pinshift: warning: could not remove {leftover}"), err=True)
 
 
 @click.command()
@@ -251,10 +294,12 @@ def run_apply(options: ApplyOptions, report) -> int:
 @click.option("--dry-run", is_flag=True, help="Print the unified diff; write nothing.")
 @click.option("--strict", is_flag=True, help="Fail (exit 1, write nothing) when the step raises any warning.")
 @click.option("--migrations", type=click.Path(path_type=Path), default=None,
-              help="Load extra step kinds from the *.py files of DIR.")
+              help="Load extra step kinds from the *.py files of DIR (naming DIR consents to running them).")
+@click.option("--trust-repo", is_flag=True,
+              help="Allow the repository's own step kind KIND (.pinshift/migrations/*.py) to run.")
 @click.option("--max-bytes", type=int, default=DEFAULT_MAX_BYTES, show_default=True, help="Skip larger files.")
 @report_options
-def apply(kind, paths, settings, globs, dry_run, strict, migrations, max_bytes,
+def apply(kind, paths, settings, globs, dry_run, strict, migrations, trust_repo, max_bytes,
           report_format, report_output, no_color, check) -> None:
     """Run step KIND on the files under PATH (default: .) in place, without git.
 
@@ -263,7 +308,8 @@ def apply(kind, paths, settings, globs, dry_run, strict, migrations, max_bytes,
     """
     report = options_from(report_format, report_output, no_color, check)
     options = ApplyOptions(kind=kind, paths=paths or (".",), settings=settings, globs=globs or DEFAULT_GLOBS,
-                           dry_run=dry_run or check, strict=strict, migrations=migrations, max_bytes=max_bytes)
+                           dry_run=dry_run or check, strict=strict, migrations=migrations, max_bytes=max_bytes,
+                           trust_repo=trust_repo)
     code = run_apply(options, report)
     if code:
         raise click.exceptions.Exit(code)

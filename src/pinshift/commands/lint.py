@@ -4,26 +4,52 @@ from __future__ import annotations
 
 import click
 
+from pinshift.display import printable
 from pinshift.files import DEFAULT_MAX_BYTES
 
 
 @click.command()
 @click.argument("paths", nargs=-1)
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True)
+@click.option("--select", multiple=True, metavar="CODES",
+              help="Only these rules (comma-separated codes or prefixes, ALL; repeatable); replaces the config's.")
+@click.option("--ignore", multiple=True, metavar="CODES",
+              help="Not these rules (comma-separated codes or prefixes; repeatable); adds to the config's.")
+@click.option("--statistics", is_flag=True, help="Print the number of findings per rule instead of each finding.")
+@click.option("--verbose", "-v", is_flag=True, help="List every note instead of one line per group.")
 @click.option("--max-bytes", type=int, default=DEFAULT_MAX_BYTES, show_default=True, help="Skip larger files.")
-def lint(paths: tuple[str, ...], fmt: str, max_bytes: int) -> None:
+def lint(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], ignore: tuple[str, ...], statistics: bool,
+         verbose: bool, max_bytes: int) -> None:
     """Check each recipe's file name (pytorch-python313-cuda12_9-sm90-avx512) against its pname, package set,
-    CUDA overlay, GPU target, CPU flags and platforms; one finding per line `path:line:col: code message`."""
-    from pinshift.checks.collect import read_recipes
-    from pinshift.checks.findings import render_findings
-    from pinshift.checks.lint import lint as lint_recipes
+    CUDA overlay, GPU target, CPU flags and platforms; one finding per line `path:line:col: code message`.
 
-    recipes, skipped = read_recipes(paths or (".",), max_bytes)
+    Rules are chosen by --select/--ignore, the [lint] table of the repository's .pinshift/config.toml
+    (select, ignore, per-file-ignores) and `# pinshift: noqa[: L001, ...]` comments on a finding's line.
+    """
+    from pinshift.checks.collect import read_recipes
+    from pinshift.checks.findings import render_findings, render_notes, render_statistics
+    from pinshift.checks.lint import RULES, apply_selection
+    from pinshift.checks.lint import lint as lint_recipes
+    from pinshift.checks.lint_config import find_root, load_selection, split_codes
+
+    paths = paths or (".",)
+    selection = load_selection(find_root(paths), RULES, split_codes(select), split_codes(ignore))
+    recipes, skipped = read_recipes(paths, max_bytes)
     for reason in skipped:
-        click.echo(f"skipped: {reason}", err=True)
-    findings = lint_recipes(recipes)
-    click.echo(render_findings(findings, fmt, "pinshift lint"), nl=False)
+        click.echo(f"skipped: {printable(reason)}", err=True)
+    kept, suppressed = apply_selection(lint_recipes(recipes), recipes, selection)
+    findings = [f for f in kept if f.severity != "note"]
+    notes = [f for f in kept if f.severity == "note"]
+    if statistics:
+        click.echo(render_statistics(findings, RULES, fmt), nl=False)
+    else:
+        extra = {"notes": [n.to_json() for n in notes], "suppressed": suppressed}
+        click.echo(printable(render_findings(findings, fmt, "pinshift lint", extra, notes, verbose), keep_newlines=True),
+                   nl=False)
     if fmt == "text":
-        click.echo(f"{len(recipes)} files linted, {len(findings)} findings", err=True)
+        click.echo(printable(render_notes(notes, verbose), keep_newlines=True), nl=False, err=True)
+        tail = "".join(f", {n} {word}" for n, word in ((len(notes), "notes" if len(notes) != 1 else "note"),
+                                                      (suppressed, "suppressed by noqa")) if n)
+        click.echo(f"{len(recipes)} files linted, {len(findings)} findings{tail}", err=True)
     if findings:
         raise click.exceptions.Exit(1)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from pinshift.display import printable
 from pinshift.report import emit, options_from, progress_bar, report_options
 
 
@@ -38,8 +39,10 @@ def summary(result) -> str:
         lines.extend(f"skipped: {change.reason or change.path}" for change in step.skipped)
     if result.pushed:
         lines.append(f"pushed  {migration.target} to {result.pushed}")
+    if result.interrupted:
+        lines.append(f"note: {result.interrupted} arrived after the branch was complete; the run finished")
     lines.append(f"inspect: git log --stat {migration.base}..{migration.target}")
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines), keep_newlines=True) + "\n"
 
 
 def verify_failed(migration, planned, verify) -> bool:
@@ -48,7 +51,7 @@ def verify_failed(migration, planned, verify) -> bool:
 
     verification = verify_plan(migration.repository.tree(migration.start_commit), planned, verify)
     for line in [str(f) for f in verification.findings] + [f"note: {n}" for n in verification.notes]:
-        click.echo(f"verify: {line}", err=True)
+        click.echo(f"verify: {printable(line)}", err=True)
     errors = [f for f in verification.findings if f.severity == "error"]
     if errors:
         click.echo(f"verify: {len(errors)} error{'s' if len(errors) != 1 else ''} on the migrated recipes; nothing committed "
@@ -61,7 +64,7 @@ def verify_failed(migration, planned, verify) -> bool:
 
 def run_migration(options, report, verify=None) -> int:
     """Plan, (`verify`: check the result against the VerifyOptions,) then either report (--dry-run) or commit."""
-    from pinshift.migrate import failure, prepare, plan, run
+    from pinshift.migrate import clean_stale_worktrees, failure, prepare, plan, run
 
     with progress_bar() as progress:
         options = replace(options, run=replace(options.run, strict=options.strict, progress=progress))
@@ -74,6 +77,8 @@ def run_migration(options, report, verify=None) -> int:
         if any(failure(step, options.strict) for step in planned.steps):
             code = max(code, 1)
         return code
+    for line in clean_stale_worktrees(migration):
+        click.echo(f"pinshift: {line}", err=True)
     result = run(migration, planned)
     if report.format or report.output:
         click.echo(summary(result), err=True, nl=False)
@@ -96,7 +101,9 @@ def run_migration(options, report, verify=None) -> int:
 @click.option("--no-verify", is_flag=True, help="Skip git's pre-commit and commit-msg hooks.")
 @click.option("--strict", is_flag=True, help="Fail a step that raises any warning.")
 @click.option("--migrations", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Load extra step kinds from the *.py files of DIR.")
+              help="Load extra step kinds from the *.py files of DIR (naming DIR consents to running them).")
+@click.option("--trust-repo", is_flag=True,
+              help="Allow the repository's own step kinds (.pinshift/migrations/*.py) that the recipe needs to run.")
 @click.option("--verify", "verify", is_flag=True,
               help="Verify the migrated recipes before committing; an error commits nothing (docs/verify.md).")
 @click.option("--nixpkgs", type=click.Path(file_okay=False, path_type=Path), envvar="PINSHIFT_NIXPKGS",
@@ -104,7 +111,7 @@ def run_migration(options, report, verify=None) -> int:
                    "arguments at the new pin (default: $PINSHIFT_NIXPKGS).")
 @report_options
 def migrate(recipe, repo, base, branch, dry_run, resume, force, keep_partial, push, no_verify, strict, migrations,
-            verify, nixpkgs, report_format, report_output, no_color, check) -> None:
+            trust_repo, verify, nixpkgs, report_format, report_output, no_color, check) -> None:
     """Run RECIPE onto a new branch from its base, one commit per step that changes something.
 
     Works in a temporary git worktree: your current branch, working tree, index
@@ -115,7 +122,7 @@ def migrate(recipe, repo, base, branch, dry_run, resume, force, keep_partial, pu
     report = options_from(report_format, report_output, no_color, check)
     options = MigrateOptions(recipe=recipe, repo=repo, base=base, branch=branch, dry_run=dry_run, resume=resume,
                              force=force, keep_partial=keep_partial, push=push, no_verify=no_verify, strict=strict,
-                             migrations=migrations)
+                             migrations=migrations, trust_repo=trust_repo)
     verify_options = None
     if verify:
         from pinshift.checks.verify import VerifyOptions

@@ -2,8 +2,11 @@
 
 Read-only: recipes are looked up as `migrate` looks them up (the repository's
 `.pinshift/recipes/` first, then the bundled ones), step kinds as `migrate`
-loads them (bundled, then `.pinshift/migrations/`, then `--migrations DIR`),
-and every kind that does not come with pinshift is named with where it came from.
+finds them (bundled, then `--migrations DIR`, then `.pinshift/migrations/`), and
+every kind that does not come with pinshift is named with where it came from.
+Listing runs no repository code: kinds outside pinshift are listed from a static
+read of their files; `show RECIPE` and `show --step KIND` import one only when
+the recipe or KIND needs it, with consent (`--trust-repo`, `pinshift trust`).
 """
 
 from __future__ import annotations
@@ -17,10 +20,12 @@ from typing import Any
 
 import click
 
+from pinshift.display import printable
 from pinshift.errors import UsageError
 
 _REPO_HELP = "The recipe repository (default: the current directory)."
-_MIGRATIONS_HELP = "Load extra step kinds from the *.py files of DIR."
+_MIGRATIONS_HELP = "Load extra step kinds from the *.py files of DIR (naming DIR consents to running them)."
+_TRUST_HELP = "Allow the repository's own step kinds (.pinshift/migrations/*.py) that are needed to run."
 
 
 def repository_root(directory: Path) -> Path:
@@ -37,10 +42,12 @@ def repository_root(directory: Path) -> Path:
     return start
 
 
-def load_kinds(root: Path, migrations: Path | None) -> dict:
-    from pinshift.steps import available_kinds
+def load_kinds(root: Path, migrations: Path | None, trust_repo: bool = False):
+    """The step kinds here (pinshift.kinds.StepKinds): nothing outside pinshift is imported until asked for."""
+    from pinshift.kinds import available_kinds
+    from pinshift.trust import Consent
 
-    return available_kinds(root, migrations)
+    return available_kinds(root, migrations, Consent(trust_repo, migrations))
 
 
 def origin_label(origin: str, root: Path) -> str:
@@ -53,11 +60,29 @@ def origin_label(origin: str, root: Path) -> str:
         return origin
 
 
-def loaded_notes(kinds: dict, root: Path, names=None) -> list[str]:
-    """One note per step kind that does not come with pinshift (the issue: 'and said so in the output')."""
+def loaded_notes(kinds, root: Path) -> list[str]:
+    """One note per loaded step kind that does not come with pinshift (`kinds`: StepKind values)."""
     return [f"note: step kind '{kind.name}' loaded from {origin_label(kind.origin, root)}"
-            for kind in sorted(kinds.values(), key=lambda k: k.name)
-            if kind.origin != "bundled" and (names is None or kind.name in names)]
+            for kind in sorted({k.name: k for k in kinds}.values(), key=lambda k: k.name)
+            if kind.origin != "bundled"]
+
+
+def script_notes(kinds, root: Path) -> list[str]:
+    """What `pinshift recipes` says about step kinds outside pinshift, found without running them."""
+    lines = []
+    for name in sorted(kinds.scripts):
+        for script in kinds.scripts[name]:
+            where = printable(origin_label(str(script.path), root))
+            reason = kinds.consent_for(script)
+            status = f"trusted: {reason}" if reason else "not trusted: runs only with --trust-repo or after `pinshift trust`"
+            lines.append(f"note: step kind '{printable(name)}' in {where} ({status})")
+    lines.extend(shadowed_notes(kinds, root))
+    return lines
+
+
+def shadowed_notes(kinds, root: Path) -> list[str]:
+    return [f"note: {printable(origin_label(str(s.path), root))} defines '{s.kind}', the name of a bundled step kind; "
+            "it is never loaded (give it a name of its own)" for s in kinds.shadowed]
 
 
 # --- values and parameter types as users write them -------------------------------------------
@@ -126,20 +151,9 @@ def _docstring_help(doc: str, key: str) -> str:
 
 def parameter_rows(kind) -> list[tuple[str, str, str, str]]:
     """(key, type, `required` or `default: X`, help) for each parameter of a kind, from its Params."""
-    from pinshift.steps import _key
-
-    hints = typing.get_type_hints(kind.params_type)
-    rows = []
-    for f in dataclasses.fields(kind.params_type):
-        key = _key(f.name)
-        if f.default is not dataclasses.MISSING:
-            default = f"default: {toml_value(f.default)}"
-        elif f.default_factory is not dataclasses.MISSING:
-            default = f"default: {toml_value(f.default_factory())}"
-        else:
-            default = "required"
-        rows.append((key, type_name(hints[f.name]), default, _docstring_help(kind.doc, key)))
-    return rows
+    return [(p.key, type_name(p.hint), "required" if p.required else f"default: {toml_value(p.default)}",
+             _docstring_help(kind.doc, p.key))
+            for p in kind.parameters()]
 
 
 def _table(rows: list[tuple[str, ...]], indent: str = "") -> list[str]:
@@ -151,13 +165,18 @@ def _table(rows: list[tuple[str, ...]], indent: str = "") -> list[str]:
 # --- what the commands print -------------------------------------------------------------------
 
 
-def kinds_listing(kinds: dict, root: Path) -> list[str]:
+def kinds_listing(kinds, root: Path) -> list[str]:
+    """Every kind by name, with its origin and summary; kinds outside pinshift are read, not run."""
     rows = []
-    for name in sorted(kinds):
-        kind = kinds[name]
-        summary = re.sub(rf"^{re.escape(name)}\s+[—-]+\s+", "", kind.summary)
-        rows.append((name, origin_label(kind.origin, root), summary))
-    return _table(rows)
+    for name in kinds:
+        if name in kinds.bundled:
+            origin, summary = "bundled", kinds.bundled[name].summary
+        else:
+            script = kinds.scripts[name][0]
+            origin, summary = origin_label(str(script.path), root), script.summary
+        summary = re.sub(rf"^{re.escape(name)}\s+[—-]+\s+", "", summary)
+        rows.append((printable(name), printable(origin), printable(summary)))
+    return _table(rows) + shadowed_notes(kinds, root)
 
 
 def kind_documentation(kind, root: Path) -> list[str]:
@@ -185,7 +204,7 @@ def recipe_description(recipe, origin: str, resolved, kinds: dict, root: Path) -
                          ("files", ", ".join(recipe.files))):
         if value:
             lines.append(f"{label:<12} {value}")
-    lines.extend(loaded_notes(kinds, root, {kind.name for _, kind, _ in resolved}))
+    lines.extend(loaded_notes([kind for _, kind, _ in resolved], root))
     total = len(resolved)
     for index, (step, kind, params) in enumerate(resolved, 1):
         lines += ["", f"step {index}/{total} {kind.name}: {step.title}"]
@@ -204,9 +223,9 @@ def recipe_description(recipe, origin: str, resolved, kinds: dict, root: Path) -
 
 
 def _kebab(name: str) -> str:
-    from pinshift.steps import _key
+    from pinshift.steps import param_key
 
-    return _key(name)
+    return param_key(name)
 
 
 @click.command()
@@ -214,17 +233,20 @@ def _kebab(name: str) -> str:
 @click.option("--kinds", is_flag=True, help="List the step kinds instead of the recipes.")
 @click.option("--migrations", type=click.Path(path_type=Path), default=None, help=_MIGRATIONS_HELP)
 def recipes(repo: Path, kinds: bool, migrations: Path | None) -> None:
-    """List the recipes available here and where each comes from (.pinshift/recipes/ or bundled)."""
+    """List the recipes available here and where each comes from (.pinshift/recipes/ or bundled).
+
+    Runs no repository code: step kinds outside pinshift are listed from a static read of their files.
+    """
     root = repository_root(repo)
-    loaded = load_kinds(root, migrations)
+    found = load_kinds(root, migrations)
     if kinds:
-        lines = kinds_listing(loaded, root)
+        lines = kinds_listing(found, root)
     else:
         from pinshift.recipes import list_recipes
 
         lines = _table([(name, origin, description) for name, origin, description in list_recipes(root)])
-        lines.extend(loaded_notes(loaded, root))
-    click.echo("\n".join(lines))
+        lines.extend(script_notes(found, root))
+    click.echo(printable("\n".join(lines), keep_newlines=True))
 
 
 @click.command()
@@ -233,17 +255,19 @@ def recipes(repo: Path, kinds: bool, migrations: Path | None) -> None:
 @click.option("--steps", "all_kinds", is_flag=True, help="List every step kind.")
 @click.option("--repo", type=click.Path(path_type=Path), default=".", help=_REPO_HELP)
 @click.option("--migrations", type=click.Path(path_type=Path), default=None, help=_MIGRATIONS_HELP)
-def show(recipe: str | None, step_kind: str | None, all_kinds: bool, repo: Path, migrations: Path | None) -> None:
+@click.option("--trust-repo", is_flag=True, help=_TRUST_HELP)
+def show(recipe: str | None, step_kind: str | None, all_kinds: bool, repo: Path, migrations: Path | None,
+         trust_repo: bool) -> None:
     """Show RECIPE's resolved steps and parameters (or a name or path to a .toml file); or a step kind."""
     chosen = [name for name, given in (("RECIPE", recipe), ("--step", step_kind), ("--steps", all_kinds)) if given]
     if len(chosen) != 1:
         raise UsageError("name exactly one of RECIPE, --step KIND or --steps; `pinshift recipes` lists the recipes")
     root = repository_root(repo)
-    kinds = load_kinds(root, migrations)
+    kinds = load_kinds(root, migrations, trust_repo)
     if all_kinds:
         lines = kinds_listing(kinds, root)
     elif step_kind:
-        from pinshift.steps import get_kind
+        from pinshift.kinds import get_kind
 
         lines = kind_documentation(get_kind(kinds, step_kind), root)
     else:
@@ -251,4 +275,4 @@ def show(recipe: str | None, step_kind: str | None, all_kinds: bool, repo: Path,
 
         found = find_recipe(recipe, root)
         lines = recipe_description(found, recipe_origin(recipe, found), validate_recipe(found, kinds), kinds, root)
-    click.echo("\n".join(lines))
+    click.echo(printable("\n".join(lines), keep_newlines=True))

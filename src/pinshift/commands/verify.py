@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from pinshift.display import printable
 from pinshift.files import DEFAULT_MAX_BYTES
 
 
@@ -28,13 +29,13 @@ def verify(paths, nixpkgs, rev, evaluate, fmt, max_bytes) -> None:
 
     recipes, skipped = read_recipes(paths or (".",), max_bytes)
     for reason in skipped:
-        click.echo(f"skipped: {reason}", err=True)
+        click.echo(f"skipped: {printable(reason)}", err=True)
     on_disk = {r.path: Path(r.path).resolve() for r in recipes}
     result = verify_recipes(recipes, VerifyOptions(nixpkgs, rev, evaluate), on_disk)
-    click.echo(render_verification(result, fmt), nl=False)
+    click.echo(printable(render_verification(result, fmt), keep_newlines=True), nl=False)
     if fmt == "text":
         for note in result.notes:
-            click.echo(f"note: {note}", err=True)
+            click.echo(f"note: {printable(note)}", err=True)
         errors = sum(f.severity == "error" for f in result.findings)
         evaluated = f", {len(result.evaluations)} evaluated" if evaluate else ""
         warnings = len(result.findings) - errors

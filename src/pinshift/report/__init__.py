@@ -15,6 +15,7 @@ from pathlib import Path
 
 import click
 
+from pinshift.display import printable
 from pinshift.errors import UsageError
 from pinshift.plan import Plan
 from pinshift.report.progress import ProgressBar, progress_bar  # noqa: F401  (re-exported for commands)
@@ -62,7 +63,7 @@ def report_options(command):
 def options_from(report_format, report_output, no_color, check) -> ReportOptions:
     """ReportOptions from the flags; a bad --output fails here, before anything is planned or written."""
     if report_output:
-        _check_output(report_output)
+        check_output_path(report_output)
     ctx = click.get_current_context(silent=True)
     limit = ctx.meta.get(_LIMIT_KEY, DEFAULT_MARKDOWN_LIMIT) if ctx is not None else DEFAULT_MARKDOWN_LIMIT
     return ReportOptions(report_format, report_output, False if no_color else None, check, limit)
@@ -104,19 +105,39 @@ def render(plan: Plan, options: ReportOptions, color: bool = False) -> str:
     return render_text(plan, color=color)
 
 
-def _check_output(target: str) -> Path:
+def check_output_path(target: str | os.PathLike) -> Path:
+    """Raise UsageError unless a report can be written to `target`; call it before any work.
+
+    Checks what can be checked without writing the report: not a directory, the
+    directory exists, a file can be created in it (a probe file, removed at once:
+    catches permissions, read-only mounts and immutable directories alike, for root
+    too), and an existing report is not read-only. A full disk shows only later.
+    """
+    import tempfile
+
     path = Path(target)
     if path.is_dir():
         raise UsageError(f"--output {target}: is a directory; give a file name")
-    if not path.parent.is_dir():
-        raise UsageError(f"--output {target}: directory {path.parent} does not exist; create it first")
+    directory = path.parent
+    if not directory.is_dir():
+        raise UsageError(f"--output {target}: directory {directory} does not exist; create it first")
+    if path.exists() and not path.is_file():
+        raise UsageError(f"--output {target}: exists and is not a regular file; give another name")
+    if path.is_file() and not os.stat(path).st_mode & 0o222:
+        raise UsageError(f"--output {target}: the file is read-only; make it writable or give another name")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".pinshift-probe", dir=directory)
+    except OSError as error:
+        raise UsageError(f"--output {target}: cannot write in {directory} ({error.strerror or error})") from None
+    os.close(fd)
+    os.unlink(probe)
     return path
 
 
 def _write_file(target: str, text: str) -> None:
     from pinshift.files import write_atomic
 
-    path = _check_output(target)
+    path = check_output_path(target)
     try:
         write_atomic(path, text.encode("utf-8"))
     except OSError as error:
@@ -136,11 +157,11 @@ def emit(plan: Plan, options: ReportOptions) -> int:
     else:
         click.echo(text, nl=False, color=True)
     for warning in plan.warnings:
-        click.echo(f"pinshift: warning: {warning}", err=True)
+        click.echo(f"pinshift: warning: {printable(str(warning))}", err=True)
     for change in plan.refused:
         from pinshift.report.text import with_path
 
-        click.echo(f"pinshift: refused: {with_path(change)}", err=True)
+        click.echo(f"pinshift: refused: {printable(with_path(change))}", err=True)
     if options.output:
         click.echo(f"pinshift: report written to {options.output}", err=True)
     return 1 if options.check and plan.would_change else 0

@@ -12,6 +12,7 @@ import html
 from dataclasses import dataclass
 
 from pinshift.diff import diff_text
+from pinshift.display import printable
 from pinshift.plan import FileChange, Plan, StepPlan, Warning
 from pinshift.report.text import with_path
 from pinshift.report.totals import endpoint, parsers_line, plural, short, totals
@@ -21,12 +22,13 @@ _CUT_MARK = "\n\n_… report cut to stay under the size limit._\n"
 
 
 def cell(text: str) -> str:
-    """Text that stays inside one table cell: no line breaks, pipes escaped, HTML inert."""
-    return html.escape(" ".join(text.split()), quote=False).replace("|", "\\|")
+    """Text that stays inside one table cell: no line breaks, pipes escaped, HTML inert, control characters shown."""
+    return html.escape(printable(" ".join(text.split())), quote=False).replace("|", "\\|")
 
 
 def code(text: str) -> str:
-    """An inline code span that survives backticks in `text`."""
+    """An inline code span that survives backticks in `text` (control characters shown as escapes)."""
+    text = printable(text)
     fence = "`"
     while fence in text:
         fence += "`"
@@ -59,8 +61,9 @@ class _Diff:
 
 
 def _diff(step: StepPlan, change: FileChange) -> _Diff:
-    summary = f"<code>{html.escape(change.path)}</code> — {plural(len(change.edits), 'edit')}"
-    body = diff_text(change.path, change.before or b"", change.after or b"")
+    summary = f"<code>{html.escape(printable(change.path))}</code> — {plural(len(change.edits), 'edit')}"
+    body = printable(diff_text(change.path, change.before or b"", change.after or b""), keep_newlines=True,
+                     keep_final_cr=True)
     return _Diff((step.index, change.path), summary, body)
 
 

@@ -1,7 +1,9 @@
 """The terminal report: a headline per step with counts, then the unified diff of each file.
 
 Colour is decided by the caller (`emit`): on only for a TTY without NO_COLOR or
---no-color. Diffs are decoded with replacement characters for display only.
+--no-color. Diffs are decoded with replacement characters for display only, and
+every line is passed through `printable` before it is coloured: control characters
+from a file (terminal escapes, a carriage return mid-line) are shown, not obeyed.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import click
 
 from pinshift.diff import diff_text
+from pinshift.display import printable
 from pinshift.plan import FileChange, Plan, StepPlan
 from pinshift.report.totals import endpoint, parsers_line, plural, short, totals
 
@@ -17,12 +20,14 @@ _DIFF_COLOURS = (("+++", {"bold": True}), ("---", {"bold": True}), ("@@", {"fg":
 
 
 def _style(text: str, color: bool, **style) -> str:
+    text = printable(text)
     return click.style(text, **style) if color else text
 
 
 def _diff(change: FileChange, color: bool) -> list[str]:
     # split on "\n" only: a CRLF file keeps its "\r" (str.splitlines would also split on \x0c, \u2028...)
     lines = diff_text(change.path, change.before or b"", change.after or b"").removesuffix("\n").split("\n")
+    lines = [printable(line, keep_final_cr=True) for line in lines]
     if not color:
         return lines
     out = []
@@ -50,12 +55,12 @@ def _step(step: StepPlan, color: bool) -> list[str]:
     lines = [_style(headline(step), color, bold=True)]
     if step.commit:
         lines.append(f"commit {short(step.commit)}")
-    lines.extend(f"note: {note}" for note in step.notes)
+    lines.extend(printable(f"note: {note}") for note in step.notes)
     if step.changed:
         lines.append(f"parsed with: {parsers_line(step)}")
     for change in step.changed:
         lines.extend(_diff(change, color))
-    lines.extend(f"skipped: {with_path(c)}" for c in step.skipped)
+    lines.extend(printable(f"skipped: {with_path(c)}") for c in step.skipped)
     lines.extend(_style(f"refused: {with_path(c)}", color, fg="red") for c in step.refused)
     lines.extend(_style(f"warning: {w}", color, fg="yellow") for w in step.warnings)
     return lines
@@ -70,8 +75,8 @@ def title_line(plan: Plan) -> str:
 
 
 def render_text(plan: Plan, color: bool = False) -> str:
-    lines = [f"{title_line(plan)} ({'dry run' if plan.dry_run else 'committed'})"]
-    lines.extend(f"note: {note}" for note in plan.notes)
+    lines = [printable(f"{title_line(plan)} ({'dry run' if plan.dry_run else 'committed'})")]
+    lines.extend(printable(f"note: {note}") for note in plan.notes)
     for step in plan.steps:
         lines.append("")
         lines.extend(_step(step, color))

@@ -1,0 +1,107 @@
+"""Ctrl-C, SIGTERM and SIGHUP: one way to stop, and short stretches where stopping must wait.
+
+`handling_signals()` (the CLI wraps every command in it) makes SIGTERM and SIGHUP
+stop pinshift the way Ctrl-C does: as an `Interrupted` exception (a KeyboardInterrupt),
+so every `finally` that removes a temporary worktree runs whichever signal arrived.
+
+`deferred()` holds such signals back while a short operation that must not be cut in
+half runs (creating a worktree, setting a branch, removing what pinshift made); the
+signal is raised when the stretch ends, unless the caller takes it (`take()`): a run
+whose branch is complete reports that, not "interrupted".
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from contextlib import contextmanager
+
+SIGNALS = tuple(s for s in (signal.SIGINT, getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None))
+                if s is not None)
+
+
+class Interrupted(KeyboardInterrupt):
+    """pinshift was asked to stop by a signal; `signum` says which (exit code 128 + signum)."""
+
+    def __init__(self, signum: int = signal.SIGINT):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+
+def _raise(signum, frame) -> None:
+    raise Interrupted(signum)
+
+
+def _main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+@contextmanager
+def handling_signals():
+    """SIGINT, SIGTERM and SIGHUP raise `Interrupted` inside the block; the old handlers come back after."""
+    if not _main_thread():
+        yield
+        return
+    previous = {}
+    for signum in SIGNALS:
+        try:
+            previous[signum] = signal.signal(signum, _raise)
+        except (OSError, ValueError):
+            pass
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+class Deferred:
+    """The signals received while a `deferred()` block ran."""
+
+    def __init__(self) -> None:
+        self.received: list[int] = []
+        self.taken = False
+
+    def __call__(self, signum, frame) -> None:
+        self.received.append(signum)
+
+    def take(self) -> int | None:
+        """The first signal received (None if none), which the block's end then does not raise."""
+        self.taken = True
+        return self.received[0] if self.received else None
+
+
+@contextmanager
+def deferred():
+    """Hold SIGINT/SIGTERM/SIGHUP until the block ends, then raise the first one as `Interrupted`.
+
+    Child processes in the same process group still receive a terminal's Ctrl-C; the block
+    must leave a state its caller can clean up either way (pinshift removes its worktree by path).
+    """
+    state = Deferred()
+    if not _main_thread():
+        yield state
+        return
+    previous = {}
+    for signum in SIGNALS:
+        try:
+            previous[signum] = signal.signal(signum, state)
+        except (OSError, ValueError):
+            pass
+    try:
+        yield state
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    if state.received and not state.taken:
+        raise Interrupted(state.received[0])
+
+
+def ignore_in_workers() -> None:
+    """Pool workers: the parent alone decides how to stop (Ctrl-C reaches the whole process group)."""
+    for signum in SIGNALS:
+        signal.signal(signum, signal.SIG_IGN if signum == signal.SIGINT else signal.SIG_DFL)
