@@ -84,7 +84,7 @@ class Params:
                 raise ParamError(key, f"'{key}' must be a dotted path of plain names, not {dotted!r}")
         parsed = parse_document(self.value.encode(), "value")
         if parsed.problems or not self.value.strip():
-            where = parsed.problems[0].message if parsed.problems else "it is empty"
+            where = parsed.problems[0].message if parsed.problems and self.value.strip() else "it is empty"
             raise ParamError("value", f"'value' is not a Nix expression ({where}): {self.value!r}")
         if self.comment is not None and (not self.comment.strip() or any(c in self.comment for c in "\r\n")):
             raise ParamError("comment", f"'comment' must be one non-empty line of text, not {self.comment!r}")

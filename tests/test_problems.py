@@ -122,3 +122,68 @@ def test_invalid_fixtures_have_located_problems(path):
 def test_error_swallowing_the_file_is_reported_at_the_token_inside_it():
     doc = parse_document((SYNTAX / "invalid" / "bad_interpolation.nix").read_bytes(), "i.nix")
     assert [str(p) for p in doc.problems] == ["i.nix:2:26: syntax error: unexpected '\";'"]
+
+
+# --- Nix's parse-time rules (issue 22) ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        (b"{ a = 1; inherit; }", []),  # tree-sitter's MISSING identifier in an empty inherit is forgiven
+        (b"x: { inherit (x) /* c */ ; }", []),
+        (b"{ a ? { b ? 1, }: 1, }: a", []),  # the outer comma follows a formal whose only error is forgiven
+        (b"{ a ? { b, }: 1, c ? { d ? { e, }: 1, }: 1, }: a", []),
+        (b"/a/", ["f.nix:1:3: syntax error: path has a trailing slash"]),
+        (b"b: ./a/${b}/", ["f.nix:1:12: syntax error: path has a trailing slash"]),
+        (b"/foo//bar", ["f.nix:1:5: syntax error: empty segment ('//') in path '/foo//bar'"]),
+        (b"a/b//c", ["f.nix:1:4: syntax error: empty segment ('//') in path 'a/b//c'"]),
+        (b"~//foo", ["f.nix:1:1: syntax error: invalid home path '~//foo'"]),
+        (b"# only a comment\n", ["f.nix:2:1: syntax error: unexpected end of file (the file holds no expression)"]),
+        (b"x: { inherit ${x}; }", ["f.nix:1:14: syntax error: dynamic attributes not allowed in inherit"]),
+        (b"x: let ${x} = 1; in 1", ["f.nix:1:8: syntax error: dynamic attributes not allowed in let"]),
+        (b"{ a = 1; a = 2; }", ["f.nix:1:10: syntax error: attribute 'a' already defined (first defined at 1:3)"]),
+        (b"{ a.b = 1; a = { b = 2; }; }",
+         ["f.nix:1:18: syntax error: attribute 'a.b' already defined (first defined at 1:5)"]),
+        (b"a: { inherit a; a = 1; }", ["f.nix:1:17: syntax error: attribute 'a' already defined (first defined at 1:14)"]),
+        (b"{ foo, foo }: foo", ["f.nix:1:8: syntax error: duplicate formal function argument 'foo'"]),
+        (b"args@{ args }: args", ["f.nix:1:8: syntax error: duplicate formal function argument 'args'"]),
+        (b"9223372036854775808", ["f.nix:1:1: syntax error: invalid integer '9223372036854775808' (above 2^63 - 1)"]),
+        (b"1.8e308", ["f.nix:1:1: syntax error: invalid float '1.8e308' (out of range)"]),
+        (b"x: x.rec", ["f.nix:1:6: syntax error: unexpected keyword 'rec' as an attribute name"]),
+    ],
+)
+def test_nix_parse_time_rules_are_problems_with_their_location(source, expected):
+    assert [str(p) for p in problems(source)] == expected
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        b"x: { a.b = 1; a.c = 2; }",  # dotted paths merge
+        b"x: { a = { b = 1; }; a.c = 2; }",  # walking into an attrset literal
+        b"x: { a = { b = 1; }; a = { c = 2; }; }",  # two attrset literals merge one level deep
+        b"x: { a = 1; ${x} = 2; ${x} = 3; }",  # dynamic names are no duplicates at parse time
+        b'x: { a = 1; "${"a"}" = 2; }',  # a string with an interpolation is dynamic
+        b"x: { a = { b = 1; }; c = { b = 2; }; }",  # the same name in two different sets
+        b"x: /foo//${x}",  # one piece between the first path token and `${` is allowed
+        b"x: /foo/${x}//bar",  # after an interpolation anything goes
+        b"a: b: a//b",  # not a path for Nix: `a // b`
+        b"9223372036854775807",
+        b"x: { or = 1; y = x.or; }",
+    ],
+)
+def test_what_nix_accepts_stays_accepted(source):
+    assert problems(source) == ()
+
+
+def test_where_a_duplicate_was_first_defined_is_shown_but_not_compared():
+    (early,) = problems(b"{ a = 1; a = 2; }")
+    (late,) = problems(b"\n\n{ a = 1; a = 2; }")
+    assert early.detail == " (first defined at 1:3)" and late.detail == " (first defined at 3:3)"
+    assert early.key == late.key  # an edit that moves lines does not make an old problem look new
+
+
+def test_an_error_in_a_nested_default_still_counts():
+    assert problems(b"{ a ? { b ? , }: 1, }: a")
+    assert problems(b"{ a ? { b, ..., }: 1, }: a")

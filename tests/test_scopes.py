@@ -6,7 +6,7 @@ import pytest
 
 from pinshift.syntax.document import parse_document
 from pinshift.syntax.queries import walk
-from pinshift.syntax.scopes import inherited_binder, references
+from pinshift.syntax.scopes import inherited_binder, referenced_names, references, references_to
 
 
 def kinds(source: str, name: str = "p") -> list[str]:
@@ -52,3 +52,10 @@ def test_inherit_reads_the_scope_around_its_let():
     attr = inherit.child_by_field_name("attrs").child_by_field_name("attr")
     assert inherited_binder(doc, inherit, attr).kind == "formal"
     assert [b.kind for _, b in references(doc, "p")] == ["let"]  # the body's p is the let's
+
+
+def test_the_missing_name_of_an_empty_inherit_is_no_reference():
+    """`inherit;` parses with a zero-width MISSING identifier; searching for its empty name never ends."""
+    doc = parse_document(b"x: { inherit; a = x; }")
+    assert referenced_names(doc, doc.root) == {"x"}
+    assert references_to(doc, "") == []

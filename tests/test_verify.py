@@ -143,11 +143,19 @@ def test_syntax_problem_is_reported_and_not_checked_further(run_cli, tmp_path):
 
 def test_nix_parse_rejection(run_cli, tmp_path):
     require_nix()
-    # tree-sitter accepts a repeated attribute; Nix's parser does not
+    # pinshift's parse accepts a name nothing in the file binds (a caller may provide it); Nix's parser does not
+    (tmp_path / "free.nix").write_text("{ pname = \"a\"; src = fetchFromGitHub { }; }\n")
+    result = run_cli("verify", str(tmp_path / "free.nix"))
+    assert result.exit_code == 1
+    assert " V002 nix-instantiate --parse: undefined variable 'fetchFromGitHub'" in result.stdout
+
+
+def test_repeated_attribute_is_a_syntax_problem_before_nix_is_asked(run_cli, tmp_path):
     (tmp_path / "twice.nix").write_text("{ pname = \"a\"; pname = \"b\"; }\n")
     result = run_cli("verify", str(tmp_path / "twice.nix"))
     assert result.exit_code == 1
-    assert " V002 nix-instantiate --parse: attribute 'pname' already defined" in result.stdout
+    assert f"{tmp_path / 'twice.nix'}:1:16: V001 syntax error: attribute 'pname' already defined" in result.stdout
+    assert "V002" not in result.stdout
 
 
 def test_not_a_git_clone_is_a_usage_error(run_cli, tmp_path):

@@ -4,7 +4,9 @@ An `Edit` is (start, end, replacement, reason). Steps return edits; they never
 write files. `apply_edits` sorts them, collapses identical duplicates, rejects
 overlaps with a message naming both edits, and splices once. `apply_to_document`
 then re-parses and refuses the whole file's change when the result has a syntax
-problem the input did not have.
+problem the input did not have (Nix's parse-time rules included: a duplicate attribute
+or formal, a path with a trailing slash, ...), or, in a Nix file, a reference the edits
+leave unbound (see syntax/scopes.py `newly_unbound`).
 
 Examples:
     >>> apply_edits(b"abc", [Edit(1, 2, b"X", "demo")])
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 
 from pinshift.errors import EditConflict, EditRefused
 from pinshift.syntax.document import Document, parse_document
+from pinshift.syntax.scopes import newly_unbound
 
 
 @dataclass(frozen=True, order=True)
@@ -80,23 +83,36 @@ def apply_edits(data: bytes, edits: Sequence[Edit], doc: Document | None = None)
 
 
 def new_problems(before: Document, after: Document) -> list:
-    """Problems of `after` that `before` did not have (compared by message and line text)."""
+    """Problems of `after` that `before` did not have.
+
+    Matched by message and line text first, then, for what is left, by message alone: an edit on
+    the line of an old problem (`{ a = 1; a = 2; b = 3; }`, changing `b`) does not make it new.
+    """
     remaining = Counter(p.key for p in before.problems)
-    fresh = []
+    unmatched = []
     for problem in after.problems:
         if remaining[problem.key]:
             remaining[problem.key] -= 1
+        else:
+            unmatched.append(problem)
+    messages = Counter(message for (message, _), count in remaining.items() for _ in range(count))
+    fresh = []
+    for problem in unmatched:
+        if messages[problem.message]:
+            messages[problem.message] -= 1
         else:
             fresh.append(problem)
     return fresh
 
 
 def apply_to_document(doc: Document, edits: Sequence[Edit]) -> Document:
-    """The re-parsed result of applying `edits`; raises EditRefused if it breaks the syntax."""
+    """The re-parsed result of applying `edits`; raises EditRefused if it breaks the syntax
+    or (in a Nix file) leaves a reference unbound."""
     if not edits:
         return doc
     edits = normalize_edits(edits, doc)
     data = apply_edits(doc.data, edits, doc)
+    doc.problems  # known before the re-parse, so a clean file's result is checked only where it changed
     reparse = getattr(doc, "reparse", None)
     result = reparse(data, edits) if reparse else parse_document(data, doc.path)
     fresh = new_problems(doc, result)
@@ -106,4 +122,12 @@ def apply_to_document(doc: Document, edits: Sequence[Edit]) -> Document:
             f"{first}: the change would break the file's syntax; "
             f"{doc.path} left unchanged (line: {first.source_line.strip()!r})"
         )
+    if isinstance(doc, Document) and isinstance(result, Document):
+        unbound = newly_unbound(doc, result, edits)
+        if unbound:
+            first = unbound[0]
+            raise EditRefused(
+                f"{result.location(first.offset)}: {first.message}; "
+                f"{doc.path} left unchanged (line: {result.line_text(first.offset).strip()!r})"
+            )
     return result

@@ -39,9 +39,11 @@ class Problem:
     column: int
     message: str
     source_line: str
+    # shown after the message but not part of `key`: where a duplicate was first defined moves with edits
+    detail: str = ""
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}:{self.column}: {self.message}"
+        return f"{self.path}:{self.line}:{self.column}: {self.message}{self.detail}"
 
     @property
     def key(self) -> tuple[str, str]:
@@ -58,6 +60,11 @@ class Document:
     tree: tree_sitter.Tree = field(repr=False)
     # query results computed on this tree (see queries.fetcher_calls); a reparse starts afresh
     memo: dict = field(default_factory=dict, repr=False, compare=False)
+    # set by `reparse`: the byte ranges (of this document) that the edits wrote or whose structure
+    # tree-sitter found changed; when the document it came from had no problems (`clean_origin`),
+    # new problems and unbound references can only be there
+    changed: tuple[tuple[int, int], ...] | None = field(default=None, repr=False, compare=False)
+    clean_origin: bool = field(default=False, repr=False, compare=False)
 
     @property
     def root(self) -> tree_sitter.Node:
@@ -92,9 +99,12 @@ class Document:
         Incremental: the old tree is told where the bytes moved, so tree-sitter
         re-reads only the changed regions (several times faster than a fresh parse
         on a recipe-sized file). The result is the same tree a fresh parse gives.
+        When this document's problems are known to be none, the new document checks
+        Nix's rules only where something changed (`changed`; the result is the same).
         """
+        edits = sorted(edits, key=lambda e: e.start)
         tree = self.tree.copy()
-        for edit in sorted(edits, key=lambda e: e.start, reverse=True):
+        for edit in reversed(edits):
             start = _point(self.data, edit.start)
             old_end = _point(self.data, edit.end)
             tree.edit(
@@ -105,13 +115,21 @@ class Document:
                 old_end_point=old_end,
                 new_end_point=_advance(start, edit.replacement),
             )
-        return Document(path=self.path, data=data, tree=_parser().parse(data, tree))
+        new_tree = _parser().parse(data, tree)
+        written, shift = [], 0
+        for edit in edits:
+            start = edit.start + shift
+            written.append((start, start + len(edit.replacement)))
+            shift += len(edit.replacement) - (edit.end - edit.start)
+        changed = tuple(written) + tuple((r.start_byte, r.end_byte) for r in tree.changed_ranges(new_tree))
+        clean = "problems" in self.__dict__ and not self.problems
+        return Document(path=self.path, data=data, tree=new_tree, changed=changed, clean_origin=clean)
 
     @cached_property
     def problems(self) -> tuple[Problem, ...]:
         from pinshift.syntax.problems import find_problems
 
-        return tuple(find_problems(self))
+        return tuple(find_problems(self, self.changed if self.clean_origin else None))
 
 
 def _point(data: bytes, offset: int) -> tuple[int, int]:

@@ -1,25 +1,33 @@
-"""Syntax problems of a Document, with the one known tree-sitter-nix 0.1.0 gap forgiven.
+"""Syntax problems of a Document: tree-sitter-nix's errors, two of its gaps forgiven, plus Nix's own rules.
 
 tree-sitter-nix 0.1.0 (the PyPI release) rejects a trailing comma after the last
 formal, `{ a, b, }:` or `args@{ a ? 1, }:`, although Nix accepts it (RFC 166 style).
 It reports that comma either as a MISSING identifier in an empty `formal` or as an
 ERROR node holding the lone comma. Exactly that shape is forgiven: one comma, after
-a real formal, followed only by comments and the closing brace. Nix itself rejects
-a comma after `...`, and so do we.
+a well-formed formal, followed only by comments and the closing brace. A formal whose
+default is itself a function with such a comma (`{ a ? { b ? 1, }: 1, }:`, as nixfmt
+writes it) is well-formed: its only "error" is the forgiven inner comma. Nix itself
+rejects a comma after `...`, and so do we.
+
+It also rejects an empty inherit, `inherit;` or `inherit (x);`, which Nix accepts (and
+drops): it reports a MISSING identifier as the only attribute; exactly that is forgiven.
 
 Nix (2.8, our oracle) also rejects a file that starts with a UTF-8 byte-order
 mark, which tree-sitter silently skips; that is reported as a problem too, so
 `pinshift parse` agrees with Nix. The BOM's bytes are still kept by every edit.
+What Nix's parser checks beyond its grammar (paths, integers, duplicates, dynamic
+attributes in inherit and let, an empty file) comes from parse_rules.py.
 
 Examples:
     `{ a, b, }: a`      -> no problems
+    `{ a = 1; inherit; }` -> no problems
     `{ a, ..., }: a`    -> one problem (Nix: "unexpected ','")
     `{ a,, }: a`        -> one problem
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from tree_sitter import Node
@@ -44,13 +52,31 @@ def _next(node: Node) -> Node | None:
 
 
 def _is_real_formal(node: Node | None) -> bool:
-    return node is not None and node.type == "formal" and not node.has_error
+    """A formal without problems of its own (a forgiven trailing comma inside its default is none)."""
+    if node is None or node.type != "formal":
+        return False
+    return not node.has_error or next(_problem_nodes(node), None) is None
 
 
 def _comma_closes_formals(comma: Node) -> bool:
     """True when `comma` follows a real formal and only comments stand between it and `}`."""
     after = _next(comma)
     return _is_real_formal(_prev(comma)) and after is not None and after.type == "}"
+
+
+def is_empty_inherit(node: Node) -> bool:
+    """True for the MISSING identifier tree-sitter-nix 0.1.0 puts in an empty `inherit;` / `inherit (x);`."""
+    parent = node.parent
+    if not (node.is_missing and node.type == "identifier" and parent is not None and parent.type == "inherited_attrs"):
+        return False
+    after = _next(parent)
+    return (
+        all(c == node or c.type == "comment" for c in parent.children)
+        and parent.parent is not None
+        and parent.parent.type in ("inherit", "inherit_from")
+        and after is not None
+        and after.type == ";"
+    )
 
 
 def is_trailing_formals_comma(node: Node) -> bool:
@@ -75,11 +101,16 @@ def is_trailing_formals_comma(node: Node) -> bool:
     return False
 
 
+def grammar_problem_nodes(node: Node) -> Iterator[Node]:
+    """The ERROR and MISSING nodes below `node` that are real problems (the gaps above forgiven)."""
+    return _problem_nodes(node)
+
+
 def _problem_nodes(node: Node) -> Iterator[Node]:
     if not node.has_error and not node.is_missing:
         return
     if node.is_missing or node.is_error:
-        if is_trailing_formals_comma(node):
+        if is_trailing_formals_comma(node) or is_empty_inherit(node):
             return
         # An ERROR that swallowed the whole file says little at 1:1; the errors inside it point
         # at the offending token (`"torch-${version";` -> the `";`), so report those when there are any.
@@ -104,21 +135,23 @@ BOM = b"\xef\xbb\xbf"
 BOM_MESSAGE = "syntax error: byte-order mark (Nix rejects a file starting with a UTF-8 BOM; remove its first 3 bytes)"
 
 
-def find_problems(doc: Document) -> Iterator[Problem]:
-    """Every syntax problem in `doc`, in source order, forgiving only the trailing-comma gap."""
-    from pinshift.syntax.document import Problem
+def find_problems(doc: Document, regions: Sequence[tuple[int, int]] | None = None) -> list[Problem]:
+    """Every syntax problem in `doc`, in source order, forgiving only the gaps above.
 
+    With `regions` (byte ranges of a re-parsed file), Nix's own rules are checked only around
+    them (parse_rules.rule_problems); the grammar is always checked in full (it costs nothing
+    on a tree without errors).
+    """
+    from pinshift.syntax.document import Problem
+    from pinshift.syntax.parse_rules import rule_problems
+
+    found = []
     if doc.data.startswith(BOM):
         # No source line: a problem's key includes it, and edits on line 1 must not make this one look new.
-        yield Problem(doc.path, 0, 1, 1, BOM_MESSAGE, "")
-    for node in _problem_nodes(doc.root):
-        offset = node.start_byte
+        found.append(Problem(doc.path, 0, 1, 1, BOM_MESSAGE, ""))
+    located = [(node.start_byte, _describe(doc, node), "") for node in _problem_nodes(doc.root)]
+    located += rule_problems(doc, regions)
+    for offset, message, detail in sorted(located, key=lambda item: item[0]):
         line, column = doc.position(offset)
-        yield Problem(
-            path=doc.path,
-            offset=offset,
-            line=line,
-            column=column,
-            message=_describe(doc, node),
-            source_line=doc.line_text(offset),
-        )
+        found.append(Problem(doc.path, offset, line, column, message, doc.line_text(offset), detail))
+    return found

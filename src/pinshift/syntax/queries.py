@@ -58,6 +58,8 @@ def _preorder(node: Node) -> tuple[int, int]:
 
 def nodes_spelling(doc: Document, needle: bytes) -> Iterator[Node]:
     """The smallest node around each place the file's bytes spell `needle` (a targeted, cheap lookup)."""
+    if not needle:
+        return
     start = doc.data.find(needle)
     while start >= 0:
         end = start + len(needle)

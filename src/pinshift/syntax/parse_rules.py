@@ -1,0 +1,197 @@
+"""What Nix's parser (2.8) rejects although tree-sitter-nix's grammar accepts it.
+
+`nix-instantiate --parse` checks more than the grammar while it builds its syntax tree:
+
+- a file holding no expression (only comments, or nothing): "unexpected end of file";
+- path literals with a trailing slash or an empty segment (paths.py);
+- an integer literal above 2^63 - 1: "invalid integer"; a float literal out of a double's range
+  (`1.8e308`, `1.0e-400`: C's strtod reports ERANGE): "invalid float";
+- a keyword as an attribute name after a dot or in an inherit (`x.rec`, `a.if = 1;`,
+  `inherit let;`), which tree-sitter-nix takes for an identifier; `or` is allowed;
+- `inherit ${x};` / `inherit (s) "a${b}";`: "dynamic attributes not allowed in inherit";
+- `let ${x} = 1; in ...`: "dynamic attributes not allowed in let" (`rec { ${x} = 1; }` is fine);
+- an attribute defined twice in one attrset, rec or let, a formal named twice (duplicates.py).
+
+Undefined variables are left out on purpose: Nix reports them at parse time too, but recipes
+are checked one file at a time and may name things their caller provides, so `pinshift parse`
+accepts them; an edit that leaves a bound reference unbound is refused instead (edits.py).
+
+`rule_problems(doc, regions)` checks the whole file, or, given byte ranges of a re-parsed
+file, only what can have changed there: nodes overlapping a range, and the attrsets, lets and
+functions around it (a conflict between bindings can arise anywhere below their container).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import sys
+from collections.abc import Iterator, Sequence
+from decimal import Decimal
+
+from tree_sitter import Node, Query, QueryCursor
+
+from pinshift.syntax.attrnames import static_name
+from pinshift.syntax.document import Document, nix_language
+from pinshift.syntax.duplicates import CONTAINERS, attribute_duplicates, formal_duplicates
+from pinshift.syntax.paths import PATH_TYPES, check_path
+
+INT_MAX = 2**63 - 1
+_KEYWORDS = ("if", "then", "else", "assert", "with", "let", "in", "rec", "inherit")
+DBL_MIN = Decimal(sys.float_info.min)
+
+# (offset, message, detail): the detail (where the first definition is) is shown but not compared
+Finding = tuple[int, str, str]
+
+_CAPTURES = {
+    "path": PATH_TYPES,
+    "int": ("integer_expression",),
+    "float": ("float_expression",),
+    "inherit": ("inherited_attrs",),
+    "container": CONTAINERS,
+    "function": ("function_expression",),
+}
+
+
+@functools.lru_cache(maxsize=1)
+def _query() -> Query:
+    patterns = " ".join("[%s] @%s" % (" ".join(f"({t})" for t in types), name) for name, types in _CAPTURES.items())
+    keywords = " ".join(f'"{k}"' for k in _KEYWORDS)  # tree-sitter-nix reads these as names there; Nix does not
+    names = "[(attrpath (identifier) @keyword) (inherited_attrs (identifier) @keyword)]"
+    patterns += f" ({names} (#any-of? @keyword {keywords}))"
+    return Query(nix_language(), patterns)
+
+
+def _captures(doc: Document, regions: Sequence[tuple[int, int]] | None) -> dict[str, list[Node]]:
+    if regions is None:
+        return QueryCursor(_query()).captures(doc.root)
+    found: dict[str, dict[int, Node]] = {}
+    for start, end in _merged(regions, len(doc.data)):
+        cursor = QueryCursor(_query())
+        cursor.set_byte_range(start, end)
+        for name, nodes in cursor.captures(doc.root).items():
+            bucket = found.setdefault(name, {})
+            for node in nodes:
+                bucket[node.id] = node
+    return {name: sorted(nodes.values(), key=lambda n: n.start_byte) for name, nodes in found.items()}
+
+
+_NAME_PLACES = ("attrpath", "inherited_attrs")
+
+
+def inside_literal_text(doc: Document, start: int, end: int) -> bool:
+    """Whether bytes [start, end) lie inside one literal fragment of a string that names no attribute.
+
+    Such bytes hold no path, number, name or binder: an edit that only rewrites them (a pin's
+    revision in a URL, a marker in a build script) cannot break any rule or unbind any reference.
+    """
+    node = doc.root.descendant_for_byte_range(start, end)
+    if node is None or node.type != "string_fragment" or not (node.start_byte <= start and end <= node.end_byte):
+        return False
+    string = node.parent
+    holder = string.parent if string is not None else None
+    if holder is not None and holder.type == "interpolation":
+        holder = holder.parent
+    return holder is None or holder.type not in _NAME_PLACES
+
+
+def _merged(regions: Sequence[tuple[int, int]], size: int, gap: int = 256) -> list[tuple[int, int]]:
+    """The regions widened by a byte each side (an edit beside a node touches it), overlapping or
+    near ones joined: one query over a stretch costs less than one per edit."""
+    spans: list[list[int]] = []
+    for start, end in sorted(regions):
+        start, end = max(start - 1, 0), min(end + 1, size)
+        if spans and start <= spans[-1][1] + gap:
+            spans[-1][1] = max(spans[-1][1], end)
+        else:
+            spans.append([start, end])
+    return [(start, end) for start, end in spans]
+
+
+def _is_empty(doc: Document) -> bool:
+    return not doc.root.has_error and all(c.type == "comment" for c in doc.root.children)
+
+
+def _rereader(doc: Document):
+    """`reads_badly` for paths.check_path: the file re-read with one replacement, grammar and paths checked."""
+
+    def reads_badly(start: int, end: int, replacement: bytes) -> bool:
+        from pinshift.syntax.document import parse_document
+        from pinshift.syntax.problems import grammar_problem_nodes
+
+        other = parse_document(doc.data[:start] + replacement + doc.data[end:], doc.path)
+        if len(list(grammar_problem_nodes(other.root))) > len(list(grammar_problem_nodes(doc.root))):
+            return True
+        span = [(start, start + len(replacement))]
+        reread = _rereader(other)
+        return any(next(check_path(other.data, n, reread), None) for n in _captures(other, span).get("path", ()))
+
+    return reads_badly
+
+
+def rule_problems(doc: Document, regions: Sequence[tuple[int, int]] | None = None) -> Iterator[Finding]:
+    """Nix's parse-time rules broken in `doc` (only around `regions`, when given), unsorted."""
+    if _is_empty(doc):
+        yield len(doc.data), "syntax error: unexpected end of file (the file holds no expression)", ""
+    if regions is not None and all(inside_literal_text(doc, start, end) for start, end in regions):
+        return
+    captures = _captures(doc, regions)
+    data = doc.data
+    reads_badly = _rereader(doc)
+    for node in captures.get("path", ()):
+        for offset, message in check_path(data, node, reads_badly):
+            yield offset, message, ""
+    for node in captures.get("keyword", ()):
+        keyword = data[node.start_byte : node.end_byte].decode()
+        yield node.start_byte, f"syntax error: unexpected keyword '{keyword}' as an attribute name", ""
+    for node in captures.get("int", ()):
+        text = data[node.start_byte : node.end_byte]
+        if len(text) >= 19 and text.isdigit() and int(text) > INT_MAX:
+            yield node.start_byte, f"syntax error: invalid integer '{text.decode()}' (above 2^63 - 1)", ""
+    for node in captures.get("float", ()):
+        text = data[node.start_byte : node.end_byte]
+        if (b"e" in text.lower() or len(text) > 300) and _float_out_of_range(text):
+            yield node.start_byte, f"syntax error: invalid float '{text.decode()}' (out of range)", ""
+    for node in captures.get("inherit", ()):
+        for attr in node.children_by_field_name("attr"):
+            if not attr.is_missing and static_name(data, attr) is None:
+                yield attr.start_byte, "syntax error: dynamic attributes not allowed in inherit", ""
+    for node in captures.get("container", ()):
+        if node.type == "let_expression":
+            yield from _dynamic_in_let(data, node)
+        for duplicate in attribute_duplicates(data, node):
+            line, column = doc.position(duplicate.first.start_byte)
+            yield (
+                duplicate.node.start_byte,
+                f"syntax error: attribute '{duplicate.dotted}' already defined",
+                f" (first defined at {line}:{column})",
+            )
+    for node in captures.get("function", ()):
+        for identifier, name in formal_duplicates(data, node):
+            spelled = name.decode("utf-8", "replace")
+            yield identifier.start_byte, f"syntax error: duplicate formal function argument '{spelled}'", ""
+
+
+def _float_out_of_range(text: bytes) -> bool:
+    """Whether glibc's strtod sets ERANGE: overflow, or an inexact result below the smallest normal double."""
+    mantissa, _, exponent = text.lower().partition(b"e")
+    digits = mantissa.replace(b".", b"").lstrip(b"0")
+    if not digits:
+        return False  # zero is exact
+    if exponent and abs(int(exponent)) > 10_000:  # far outside any double, and outside Decimal's reach
+        return True
+    exact = Decimal(text.decode())
+    value = float(exact)
+    if math.isinf(value):
+        return True
+    return exact != 0 and exact.copy_abs() < DBL_MIN and Decimal(value) != exact
+
+
+def _dynamic_in_let(data: bytes, let: Node) -> Iterator[Finding]:
+    binding_set = next((c for c in let.named_children if c.type == "binding_set"), None)
+    for binding in binding_set.named_children if binding_set is not None else ():
+        if binding.type != "binding":
+            continue
+        first = binding.child(0).child(0)  # attrpath, its first attr; an identifier is always static
+        if first is not None and first.type != "identifier" and static_name(data, first) is None:
+            yield first.start_byte, "syntax error: dynamic attributes not allowed in let", ""

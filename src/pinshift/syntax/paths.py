@@ -1,0 +1,103 @@
+"""Path literals the way Nix's lexer reads them, for the cases tree-sitter-nix 0.1.0 lets through.
+
+tree-sitter-nix takes any run of path characters and slashes as one path fragment.
+Nix (2.8) lexes a path greedily as one token matching
+
+    PATH   [a-zA-Z0-9._+-]*(/[a-zA-Z0-9._+-]+)+/?      (or PATH_SEG [a-zA-Z0-9._+-]*/ right before `${`)
+    HPATH  ~(/[a-zA-Z0-9._+-]+)+/?                     (or exactly `~/` right before `${`)
+
+and then reads the rest of the path as string pieces, with two rules of its own:
+
+- the token and the pieces after it may not end the path with `/`: "path has a trailing slash"
+  (`/a/`, `./a/${b}/`);
+- before the first `${`, at most one more piece may follow the first token, and with no `${` at all
+  none may (`/foo//bar` is the token `/foo/` and the piece `/bar`: "unexpected PATH_END"). So an
+  empty segment (`//`) is an error before the first interpolation, and allowed after it
+  (`/foo/${x}//bar` is fine).
+
+A fragment that does not start with a path token at all (`a//b`, `f //b x`) is not a path for
+Nix: it reads `a // b`, the update operator; the file is read again that way and checked there.
+
+Examples:
+    `./a/b.nix`, `/foo//${x}`, `~/a/${x}/b`  -> no problem
+    `/a/`, `./a/${b}/`                     -> "path has a trailing slash"
+    `/foo//bar`, `a/b//c`                  -> "empty segment"
+    `~//foo`                               -> "invalid home path"
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+
+from tree_sitter import Node
+
+_CHAR = rb"[a-zA-Z0-9._+\-]"
+_PATH = re.compile(rb"%s*(?:/%s+)+/?" % (_CHAR, _CHAR))
+_HPATH = re.compile(rb"~(?:/%s+)+/?" % _CHAR)
+_SEGMENT = re.compile(rb"%s*/" % _CHAR)
+_RUN = re.compile(rb"%s+" % _CHAR)
+
+PATH_TYPES = ("path_expression", "hpath_expression")
+
+# (offset, message) found in a path node; offsets are absolute
+Finding = tuple[int, str]
+
+
+def _pieces(data: bytes, node: Node) -> list[tuple[int, bytes | None]]:
+    """The path's literal pieces (offset, bytes) and interpolations (offset, None), in order."""
+    return [
+        (child.start_byte, None if child.type == "interpolation" else data[child.start_byte : child.end_byte])
+        for child in node.children
+    ]
+
+
+def _one_piece(text: bytes) -> bool:
+    """Whether Nix reads `text` (inside a path, after its first token) as a single string piece."""
+    return any(pattern.fullmatch(text) for pattern in (_PATH, _SEGMENT, _RUN))
+
+
+# reads_badly(start, end, replacement): whether the file, with bytes [start, end) replaced, has a
+# problem the file itself does not have (called only for a fragment Nix does not read as a path)
+Reread = Callable[[int, int, bytes], bool]
+
+
+def check_path(data: bytes, node: Node, reads_badly: Reread) -> Iterator[Finding]:
+    """Where and why Nix rejects the path literal `node` (nothing when it accepts it)."""
+    pieces = _pieces(data, node)
+    if not pieces or pieces[0][1] is None:
+        return
+    start, first = pieces[0]
+    before_interpolation = len(pieces) > 1 and pieces[1][1] is None
+    home = node.type == "hpath_expression"
+    if before_interpolation and (first == b"~/" if home else _SEGMENT.fullmatch(first)):
+        token = first  # `a/${`, `~/${`: Nix's PATH_SEG / HPATH_START before an interpolation
+    else:
+        match = (_HPATH if home else _PATH).match(first)
+        if match is None:
+            if home:
+                yield start, f"syntax error: invalid home path {first.decode('utf-8', 'replace')!r}"
+                return
+            yield from _not_a_path(start, first, reads_badly)
+            return
+        token = match.group()
+    rest = first[len(token) :]
+    if rest and not (before_interpolation and _one_piece(rest)):
+        empty = first.find(b"//")
+        at = start + (empty if empty >= 0 else len(token))
+        yield at, f"syntax error: empty segment ('//') in path {first.decode('utf-8', 'replace')!r}"
+        return
+    last_offset, last = pieces[-1]
+    if last is not None and last.endswith(b"/"):
+        yield last_offset + len(last) - 1, "syntax error: path has a trailing slash"
+
+
+def _not_a_path(start: int, first: bytes, reads_badly: Reread) -> Iterator[Finding]:
+    """`a//b` is `a // b` for Nix: check the file read that way (spaces around the first `//`)."""
+    cut = first.find(b"//")
+    if cut < 0:  # not something tree-sitter-nix produces; say nothing rather than guess
+        return
+    if reads_badly(start + cut, start + cut + 2, b" // "):
+        text = first.decode("utf-8", "replace")
+        reading = f"{text[:cut]} // {text[cut + 2:]}"
+        yield start + cut, f"syntax error: {text!r} is not a path for Nix but '{reading}', which does not parse here"
