@@ -116,7 +116,7 @@ _SIMPLE = {"variable_expression", "integer_expression", "float_expression", "str
 def _nix_expression(key: str, source: str):
     doc = parse_document(source.encode(), key)
     if doc.problems or not source.strip():
-        where = doc.problems[0].message if doc.problems else "it is empty"
+        where = doc.problems[0].message if doc.problems and source.strip() else "it is empty"
         raise ParamError(key, f"'{key}' is not a Nix expression ({where}): {source!r}")
     return doc
 
