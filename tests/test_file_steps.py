@@ -142,6 +142,7 @@ def test_writes_creations_and_removals_are_all_or_nothing(tmp_path):
 
 
 def test_worktree_never_creates_a_file_through_a_symlinked_directory(make_repo, tmp_path):
+    from pinshift.gitcommit import add_worktree
     from pinshift.gitrepo import Repository
 
     outside = tmp_path / "outside"
@@ -150,7 +151,7 @@ def test_worktree_never_creates_a_file_through_a_symlinked_directory(make_repo, 
     os.symlink(outside, root / "linked")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "a directory link")
-    worktree = Repository.open(root).add_worktree(git(root, "rev-parse", "HEAD").strip())
+    worktree = add_worktree(Repository.open(root), git(root, "rev-parse", "HEAD").strip())
     try:
         with pytest.raises(GitError, match="cannot write linked/x.nix: linked is a symlink"):
             worktree.create("linked/x.nix", b"{ }\n", "100644")

@@ -9,6 +9,7 @@ from conftest import git
 
 from pinshift.errors import GitError
 from pinshift.files import SkippedFile
+from pinshift.gitcommit import add_worktree
 from pinshift.gitrepo import Repository, listed_files
 
 
@@ -111,7 +112,7 @@ def test_checked_out_at_names_the_worktree_holding_a_branch(make_repo):
 def test_worktree_remove_leaves_nothing_for_prune(make_repo):
     root = make_repo({"a.nix": "{ }\n"})
     repository = Repository.open(root)
-    worktree = repository.add_worktree("HEAD")
+    worktree = add_worktree(repository, "HEAD")
     assert worktree.path.is_dir() and not worktree.path.is_relative_to(root)
     worktree.write("a.nix", b"{ x = 1; }\n")
     commit = worktree.commit(["a.nix"], "change\n")

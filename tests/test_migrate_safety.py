@@ -34,6 +34,14 @@ def wait_for(path, timeout: float = 30.0) -> None:
         time.sleep(0.02)
 
 
+@pytest.fixture(params=["plumbing", "worktree"])
+def commit_path(request, repo):
+    """Both ways migrate commits: plumbing (no hooks), and a scratch worktree (forced by a no-op post-commit hook)."""
+    if request.param == "worktree":
+        hook(repo, "post-commit", "exit 0\n")
+    return request.param
+
+
 def pinshift_locks(root) -> list[str]:
     admin = root / ".git" / "worktrees"
     if not admin.is_dir():
@@ -44,7 +52,7 @@ def pinshift_locks(root) -> list[str]:
 # --- §1: only what pinshift made -------------------------------------------------------------
 
 
-def test_a_user_worktree_whose_directory_is_away_survives_a_migration(tmp_path, repo, run_cli):
+def test_a_user_worktree_whose_directory_is_away_survives_a_migration(tmp_path, repo, run_cli, commit_path):
     """The trial: a worktree moved by hand (or on an unmounted drive) lost its admin files to `prune`."""
     away = tmp_path / "wt"
     git(repo, "worktree", "add", "-q", "--detach", str(away), "HEAD")
@@ -138,6 +146,7 @@ def test_sigterm_and_sighup_during_commits_leave_nothing(tmp_path, repo, signum)
 
 def test_sigint_to_pinshift_alone_while_the_worktree_is_checked_out_leaves_nothing(tmp_path, repo):
     """git keeps checking out (it did not get the signal); pinshift waits for it, then removes it all."""
+    hook(repo, "post-commit", "exit 0\n")  # a hook: commits go through a scratch worktree
     flag = tmp_path / "checking-out"
     (repo / ".gitattributes").write_text("*.nix filter=slow\n")
     git(repo, "add", ".gitattributes")
@@ -169,7 +178,7 @@ def test_a_signal_after_the_branch_is_set_reports_the_finished_branch(tmp_path, 
     assert worktree_dirs(repo) == []
 
 
-def test_a_failing_post_checkout_hook_leaves_no_worktree_entry(repo, run_cli):
+def test_a_failing_post_checkout_hook_leaves_no_worktree_entry(repo, run_cli, commit_path):
     hook(repo, "post-checkout", "echo no >&2; exit 1\n")
     for extra in ((), ("--no-verify", "--branch", "other")):
         result = run_cli(*swaps_args(repo, *extra))
@@ -181,7 +190,7 @@ def test_a_failing_post_checkout_hook_leaves_no_worktree_entry(repo, run_cli):
 # --- §5: clear errors instead of crashes ------------------------------------------------------
 
 
-def test_a_sparse_checkout_repository_migrates(repo, run_cli):
+def test_a_sparse_checkout_repository_migrates(repo, run_cli, commit_path):
     git(repo, "sparse-checkout", "set", "--no-cone", "/notes.txt")
     assert not (repo / "pkgs").exists()
     before = snapshot(repo)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import difflib
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -19,7 +18,6 @@ from pathlib import Path
 
 from pinshift.content import DEFAULT_MAX_BYTES, SkippedFile, check_content
 from pinshift.errors import GitError, IncompleteRun
-from pinshift.interrupts import deferred
 
 ZERO = "0" * 40
 
@@ -278,6 +276,27 @@ class Repository:
             return None
         return str(self.root / value)
 
+    def hooks_dir(self) -> Path:
+        """Where `git commit` in the user's checkout looks for hooks: core.hooksPath (made absolute), else .git/hooks."""
+        import git
+
+        try:
+            value = self.repo.git.config("--get", "core.hooksPath")
+        except git.GitCommandError:
+            value = ""
+        if not value:
+            return Path(self.repo.common_dir) / "hooks"
+        return self.root / os.path.expanduser(value)
+
+    def config_bool(self, key: str) -> bool:
+        """A boolean git setting as git reads it (`true`, `yes`, `on`, `1`...); False when unset."""
+        import git
+
+        try:
+            return self.repo.git.config("--type=bool", "--get", key) == "true"
+        except git.GitCommandError:
+            return False
+
     def short(self, commit: str) -> str:
         return self.repo.git.rev_parse("--short", commit)
 
@@ -304,78 +323,6 @@ class Repository:
         return records
 
     # --- creating things ---------------------------------------------------------------------
-
-    def add_worktree(self, start: str) -> Worktree:
-        """A temporary worktree, outside the user's working tree, detached at `start`, locked as pinshift's.
-
-        The lock's reason names this process (`pinshift pid=… start=… host=…`), so a later run
-        can tell a worktree left by a killed run from a live one (`remove_stale_worktrees`).
-        Signals wait until git is done, and any failure removes exactly what was made.
-        The scratch checkout runs no post-checkout hook: it is not a checkout of the user's.
-        """
-        parent = Path(tempfile.mkdtemp(prefix="pinshift-"))
-        worktree = Worktree(self, parent / "worktree", parent)
-        try:
-            with deferred():
-                result = subprocess.run(
-                    ["git", "-c", "core.sparseCheckout=false", "-c", f"core.hooksPath={os.devnull}",
-                     "worktree", "add", "--detach", "--lock", "--reason", owner_mark(), "-q",
-                     str(worktree.path), start],
-                    cwd=self.root, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                )
-            if result.returncode != 0:
-                raise GitError(f"cannot create a temporary worktree: {_first_line(result)}")
-        except BaseException:
-            worktree.remove()
-            raise
-        return worktree
-
-    def admin_dir(self, worktree_path: Path) -> Path | None:
-        """The `.git/worktrees/<id>` directory git keeps for the worktree at `worktree_path`, if any."""
-        wanted = os.path.realpath(worktree_path / ".git")
-        for admin in self._admin_dirs():
-            try:
-                gitdir = (admin / "gitdir").read_text().strip()
-            except OSError:
-                continue
-            if os.path.realpath(gitdir) == wanted:
-                return admin
-        return None
-
-    def _admin_dirs(self) -> list[Path]:
-        folder = Path(self.repo.common_dir) / "worktrees"
-        try:
-            return sorted(p for p in folder.iterdir() if p.is_dir())
-        except OSError:
-            return []
-
-    def remove_stale_worktrees(self) -> list[str]:
-        """Remove the worktrees earlier pinshift runs left when they were killed; one line per worktree.
-
-        Only worktrees locked with pinshift's mark whose process is gone (same host, no
-        process with that pid and start time) are touched; a live run's worktree, and every
-        worktree pinshift did not make, stay exactly as they are. Never `git worktree prune`.
-        """
-        removed = []
-        for admin in self._admin_dirs():
-            try:
-                reason = (admin / "locked").read_text().strip()
-            except OSError:
-                continue
-            owner = WorktreeOwner.parse(reason)
-            if owner is None or owner.alive():
-                continue
-            try:
-                gitdir = Path((admin / "gitdir").read_text().strip())
-            except OSError:
-                gitdir = None
-            where = str(gitdir.parent) if gitdir is not None else admin.name
-            if gitdir is not None and gitdir.parent.name == "worktree" and gitdir.parent.parent.name.startswith("pinshift-"):
-                shutil.rmtree(gitdir.parent.parent, ignore_errors=True)
-            shutil.rmtree(admin, ignore_errors=True)
-            removed.append(f"removed a worktree left by an earlier pinshift run (pid {owner.pid}, no longer "
-                           f"running): {where}")
-        return removed
 
     def set_branch(self, name: str, commit: str, expected: str | None) -> None:
         """Point branch `name` at `commit`, only if it still is at `expected` (None: must not exist)."""
@@ -444,149 +391,6 @@ def one_line_log(repository: Repository, base: str, tip: str) -> list[str]:
     """`git log --oneline base..tip`, oldest first: the commit list a summary shows."""
     output = repository.repo.git.log("--reverse", "--format=%h %s", f"{base}..{tip}")
     return output.splitlines()
-
-
-class Worktree:
-    """pinshift's temporary checkout where a migration writes and commits; `remove()` leaves no trace.
-
-    Every git command here runs with sparse checkout off (the scratch checkout holds every
-    file whatever the user's sparse patterns) and with the user's hooks: a relative
-    `core.hooksPath` is resolved against the user's work tree, as their own commit would.
-    """
-
-    def __init__(self, repository: Repository, path: Path, parent: Path):
-        self.repository, self.path, self.parent = repository, path, parent
-
-    def _settings(self) -> list[str]:
-        settings = ["-c", "core.sparseCheckout=false"]
-        hooks = self.repository.hooks_path()
-        if hooks is not None:
-            settings += ["-c", f"core.hooksPath={hooks}"]
-        return settings
-
-    def _git(self, *args: str) -> str:
-        result = subprocess.run(["git", *self._settings(), *args], cwd=self.path, capture_output=True,
-                                text=True, stdin=subprocess.DEVNULL)
-        if result.returncode != 0:
-            raise GitError(f"git {args[0]} failed: {_first_line(result)}")
-        return result.stdout.strip()
-
-    def write(self, path: str, data: bytes) -> None:
-        """Overwrite a checked-out file in place (it keeps its mode).
-
-        No temp file, rename or fsync: this checkout is ours alone and thrown away, and git
-        stores the bytes at commit time; O_NOFOLLOW keeps the write off any symlink.
-        """
-        fd = os.open(self.path / path, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-
-    def create(self, path: str, data: bytes, mode: str) -> None:
-        """Write a file the commit adds (a renamed or cloned recipe) with git mode `mode`, creating directories.
-
-        No directory on the way may be a symlink: a new file never lands outside this checkout.
-        """
-        target = self.path / path
-        directory = self.path
-        for part in Path(path).parts[:-1]:
-            directory = directory / part
-            if directory.is_symlink():
-                raise GitError(f"cannot write {path}: {directory.relative_to(self.path)} is a symlink")
-            directory.mkdir(exist_ok=True)
-        permissions = 0o755 if mode == "100755" else 0o644
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, permissions)
-        with os.fdopen(fd, "wb") as handle:
-            os.fchmod(handle.fileno(), permissions)
-            handle.write(data)
-
-    def delete(self, path: str) -> None:
-        """Remove a checked-out file (the link itself for a symlink) and the directories it leaves empty."""
-        target = self.path / path
-        os.unlink(target)
-        directory = target.parent
-        while directory != self.path and not any(directory.iterdir()):
-            directory.rmdir()
-            directory = directory.parent
-
-    def commit(self, paths: list[str], message: str, no_verify: bool = False) -> str:
-        """Stage `paths` (changes, additions and deletions) and commit them through git; the new commit id.
-
-        Hooks, identity and signing apply. Paths are literal: `[` or `*` in a name is not a glob.
-        """
-        self._git("add", "-A", "--", *[f":(literal){p}" for p in paths])
-        args = ["commit", "-q", "--cleanup=whitespace", "-m", message]
-        if no_verify:
-            args.append("--no-verify")
-        try:
-            self._git(*args)
-        except GitError as error:
-            raise GitError(f"git commit failed: {str(error).removeprefix('git commit failed: ')}") from None
-        return self.head()
-
-    def head(self) -> str:
-        return self._git("rev-parse", "HEAD")
-
-    def remove(self) -> None:
-        """Remove this worktree's directory and its own `.git/worktrees/<id>`, nothing else (no prune)."""
-        admin = self.repository.admin_dir(self.path)
-        shutil.rmtree(self.parent, ignore_errors=True)
-        if admin is not None:
-            shutil.rmtree(admin, ignore_errors=True)
-
-
-# --- who made a worktree ----------------------------------------------------------------------
-
-
-def _process_start(pid: int) -> str:
-    """The start time of process `pid` (clock ticks since boot, from /proc), or "" where unknown."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            data = handle.read()
-    except OSError:
-        return ""
-    fields = data.rsplit(b")", 1)[-1].split()
-    return fields[19].decode() if len(fields) > 19 else ""
-
-
-def owner_mark() -> str:
-    """The lock reason of this process's worktrees: `pinshift pid=<pid> start=<ticks> host=<name>`."""
-    pid = os.getpid()
-    return f"pinshift pid={pid} start={_process_start(pid) or '-'} host={socket.gethostname()}"
-
-
-@dataclass(frozen=True)
-class WorktreeOwner:
-    """The pinshift process a worktree's lock names."""
-
-    pid: int
-    start: str
-    host: str
-
-    @classmethod
-    def parse(cls, reason: str) -> WorktreeOwner | None:
-        words = reason.split()
-        if not words or words[0] != "pinshift":
-            return None
-        fields = dict(w.split("=", 1) for w in words[1:] if "=" in w)
-        if not fields.get("pid", "").isdigit() or "host" not in fields:
-            return None
-        return cls(int(fields["pid"]), fields.get("start", "-"), fields["host"])
-
-    def alive(self) -> bool:
-        """False only when this host has no process `pid` that started when the owner did."""
-        if self.host != socket.gethostname():
-            return True  # another machine's run (a shared file system): cannot tell, leave it
-        try:
-            os.kill(self.pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            pass
-        started = _process_start(self.pid)
-        return not (self.start != "-" and started and started != self.start)
-
-
-# --- a clone read through its objects only (pinshift hash, pin-swap hash = "compute") -------------
 
 
 @dataclass(frozen=True)

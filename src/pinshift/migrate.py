@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pinshift.errors import GitError, IncompleteRun, StepFailed, UsageError
+from pinshift.gitcommit import open_committer, remove_stale_worktrees
 from pinshift.gitrepo import Repository, StepRecord
 from pinshift.interrupts import deferred
 from pinshift.placeholders import migration_branches
@@ -239,12 +240,14 @@ def commit_message(step: StepPlan, recipe: str) -> str:
 
 
 def run(migration: Migration, planned: Plan) -> Result:
-    """Commit each changing step in a temporary worktree, then set (and push) the branch.
+    """Commit each changing step, then set (and push) the branch.
 
-    On any failure, Ctrl-C, SIGTERM and SIGHUP included, the worktree goes and no branch
-    is left, unless --keep-partial: then the branch keeps the steps that completed. Setting
-    the branch and removing the worktree are not cut in half by a signal: one that arrives
-    there is taken after the branch is complete and reported as such (`Result.interrupted`).
+    Commits are made through git's plumbing, or by `git commit` in a temporary worktree when
+    the repository has commit hooks that would run (pinshift.gitcommit). On any failure,
+    Ctrl-C, SIGTERM and SIGHUP included, no branch is left (and no worktree), unless
+    --keep-partial: then the branch keeps the steps that completed. Setting the branch and
+    cleaning up are not cut in half by a signal: one that arrives there is taken after the
+    branch is complete and reported as such (`Result.interrupted`).
     """
     options, repository = migration.options, migration.repository
     result = Result(migration, planned)
@@ -255,7 +258,7 @@ def run(migration: Migration, planned: Plan) -> Result:
     failing = next((s for s in planned.steps if failure(s, options.strict)), None)
     if failing is not None and not options.keep_partial:
         raise _step_failed(failing, failure(failing, options.strict), migration, None)
-    worktree = repository.add_worktree(migration.start_commit)
+    committer = open_committer(repository, migration.start_commit, options.no_verify)
     head = migration.start_commit
     try:
         for step in planned.steps:
@@ -263,28 +266,19 @@ def run(migration: Migration, planned: Plan) -> Result:
                 raise _step_failed(step, failure(step, options.strict), migration, head)
             if not step.changed:
                 continue
-            changes = tree_changes(step)
-            for change in changes:
-                if change.data is None:
-                    worktree.delete(change.path)
-                elif change.mode is not None:
-                    worktree.create(change.path, change.data, change.mode)
-                else:
-                    worktree.write(change.path, change.data)
             try:
-                head = step.commit = worktree.commit([c.path for c in changes],
-                                                     commit_message(step, migration.recipe.name), options.no_verify)
+                head = step.commit = committer.commit(tree_changes(step), commit_message(step, migration.recipe.name))
             except GitError as error:
                 raise _step_failed(step, str(error), migration, head) from None
         if head == migration.start_commit and migration.first_step > 1:
             result.nothing_to_do = True
         with deferred() as late:
             repository.set_branch(migration.target, head, migration.target_commit)
-            worktree.remove()
+            committer.close()
             stopped = late.take()
     except BaseException:
         with deferred() as late:  # a second Ctrl-C must not leave the cleanup half done
-            worktree.remove()
+            committer.close()
             if options.keep_partial:
                 _keep(migration, head)
             late.take()
@@ -305,7 +299,7 @@ def run(migration: Migration, planned: Plan) -> Result:
 
 def clean_stale_worktrees(migration: Migration) -> list[str]:
     """Remove worktrees that killed pinshift runs left in this repository; what was removed, one line each."""
-    return migration.repository.remove_stale_worktrees()
+    return remove_stale_worktrees(migration.repository)
 
 
 def _keep(migration: Migration, head: str) -> None:

@@ -1,0 +1,171 @@
+"""Commits through git's plumbing equal the commits `git commit` makes in a scratch worktree (issue 15).
+
+Both paths run on the same repository with the author and committer dates fixed, so equal
+commit ids mean equal trees, messages, trailers, authors and committers. The worktree path
+is chosen by the presence of a commit hook (a no-op `post-commit` here, which changes nothing).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from conftest import git
+from migrate_repo import hook, scratch, swaps_args, worktree_dirs  # noqa: F401
+
+from pinshift.demo.build import RECIPE, build_demo
+from pinshift.demo.python_branch import BRANCH as PY312, RECIPE_FILE as PY311_RECIPE, build_python312_demo
+from pinshift.gitcommit import stripspace
+
+PINSHIFT = [sys.executable, "-c", "from pinshift.cli import run; run()"]
+FIXED = {"GIT_AUTHOR_DATE": "2026-11-23T10:00:00+0000", "GIT_COMMITTER_DATE": "2026-11-23T10:00:00+0000"}
+
+
+def pinshift(root, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    done = subprocess.run([*PINSHIFT, *args], cwd=root, capture_output=True, text=True,
+                          env={**os.environ, **FIXED, **(env or {})})
+    assert done.returncode == 0, done
+    return done
+
+
+def commits(root, base: str, tip: str) -> list[str]:
+    return git(root, "rev-list", "--reverse", f"{base}..{tip}").split()
+
+
+def scratch_worktrees_used(root) -> bool:
+    """Whether a run went through a scratch worktree: its post-commit hook left a mark."""
+    return (root / ".git" / "used-a-worktree").exists()
+
+
+def force_worktree(root) -> None:
+    hook(root, "post-commit", 'touch "$(git rev-parse --git-common-dir)/used-a-worktree"\n')
+
+
+def both_ways(root, base: str, *args: str) -> tuple[list[str], list[str]]:
+    """The commits of `pinshift migrate ARGS --branch migrated` by plumbing, then (same branch name) by git commit."""
+    pinshift(root, "migrate", *args, "--branch", "migrated")
+    assert not scratch_worktrees_used(root)
+    by_plumbing = commits(root, base, "migrated")
+    git(root, "branch", "-D", "migrated")
+    force_worktree(root)
+    pinshift(root, "migrate", *args, "--branch", "migrated")
+    assert scratch_worktrees_used(root)
+    return by_plumbing, commits(root, base, "migrated")
+
+
+def test_demo_migration_through_plumbing_equals_git_commit(tmp_path):
+    root = build_demo(tmp_path / "demo")
+    by_plumbing, by_worktree = both_ways(root, "pytorch-2.9", RECIPE)
+    assert len(by_plumbing) == 4
+    assert by_plumbing == by_worktree  # same ids: same trees, parents, messages, author, committer, dates
+    assert git(root, "log", "-1", "--format=%(trailers:key=Pinshift-Step,valueonly)", "migrated").strip() == \
+        "4/4 readme-branch-table"
+    assert worktree_dirs(root) == []
+
+
+def test_renames_through_plumbing_equal_git_commit_and_git_sees_renames(tmp_path):
+    root = build_python312_demo(tmp_path / "demo")
+    by_plumbing, by_worktree = both_ways(root, PY312, str(PY311_RECIPE))
+    assert len(by_plumbing) == 4
+    assert by_plumbing == by_worktree
+    statuses = git(root, "diff", "-M", "--name-status", f"{by_plumbing[0]}^", by_plumbing[0]).splitlines()
+    assert statuses and all(line.startswith("R") for line in statuses)
+
+
+def test_a_pre_commit_hook_runs_and_the_result_equals_plumbing(tmp_path, make_repo):
+    repo = make_repo({"pkgs/a.nix": '{ x = "alpha"; }\n', "pkgs/b.nix": '{ y = "beta"; }\n'}, branch="base")
+    pinshift(repo, *swaps_args(repo, "--branch", "plumbing"))
+    seen = tmp_path / "hook-saw"
+    hook(repo, "pre-commit", f"git diff --cached --name-only >> {seen}\n")
+    pinshift(repo, *swaps_args(repo, "--branch", "hooked"))
+    assert seen.read_text().split() == ["pkgs/a.nix", "pkgs/b.nix"]  # step 1 staged a.nix, step 3 b.nix
+    assert commits(repo, "base", "plumbing") == commits(repo, "base", "hooked")
+
+
+def test_no_verify_skips_pre_commit_and_commit_msg_but_not_post_commit(make_repo):
+    repo = make_repo({"pkgs/a.nix": '{ x = "alpha"; }\n'}, branch="base")
+    hook(repo, "pre-commit", "exit 1\n")
+    hook(repo, "commit-msg", "exit 1\n")
+    pinshift(repo, *swaps_args(repo, "--no-verify"))
+    assert not scratch_worktrees_used(repo)  # no hook would run: plumbing
+    force_worktree(repo)
+    pinshift(repo, *swaps_args(repo, "--no-verify", "--branch", "again"))
+    assert scratch_worktrees_used(repo)  # post-commit runs even with --no-verify: a worktree
+    assert commits(repo, "base", "swapped") == commits(repo, "base", "again")
+
+
+def test_identity_from_the_repository_config_is_used(make_repo):
+    repo = make_repo({"pkgs/a.nix": '{ x = "alpha"; }\n'}, branch="base")
+    git(repo, "config", "user.name", "Recipe Maintainer")
+    git(repo, "config", "user.email", "maintainer@example.org")
+    pinshift(repo, *swaps_args(repo))
+    assert git(repo, "log", "-1", "--format=%an <%ae>|%cn <%ce>", "swapped").strip() == \
+        "Recipe Maintainer <maintainer@example.org>|Recipe Maintainer <maintainer@example.org>"
+
+
+@pytest.mark.skipif(not shutil.which("ssh-keygen"), reason="ssh-keygen makes the signing key")
+def test_commit_gpgsign_with_an_ssh_key_signs_every_step(tmp_path, make_repo):
+    repo = make_repo({"pkgs/a.nix": '{ x = "alpha"; }\n', "pkgs/b.nix": '{ y = "beta"; }\n'}, branch="base")
+    key = tmp_path / "signing"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "test", "-f", str(key)], check=True)
+    allowed = tmp_path / "allowed"
+    allowed.write_text(f"test@example.com {(tmp_path / 'signing.pub').read_text()}")
+    for name, value in (("gpg.format", "ssh"), ("user.signingkey", str(key) + ".pub"), ("commit.gpgsign", "true"),
+                        ("gpg.ssh.allowedSignersFile", str(allowed))):
+        git(repo, "config", name, value)
+    pinshift(repo, *swaps_args(repo))
+    made = commits(repo, "base", "swapped")
+    assert len(made) == 2
+    for commit in made:
+        verified = subprocess.run(["git", "verify-commit", commit], cwd=repo, capture_output=True, text=True)
+        assert verified.returncode == 0, verified.stderr
+        assert 'Good "git" signature for test@example.com' in verified.stderr
+
+
+@pytest.mark.skipif(not shutil.which("gpg"), reason="gpg makes the signing key")
+def test_commit_gpgsign_with_a_gpg_key_signs_every_step(tmp_path, make_repo):
+    repo = make_repo({"pkgs/a.nix": '{ x = "alpha"; }\n'}, branch="base")
+    home = tmp_path / "gnupg"
+    home.mkdir(mode=0o700)
+    env = {"GNUPGHOME": str(home)}
+    made = subprocess.run(["gpg", "--batch", "--passphrase", "", "--quick-gen-key", "Test <test@example.com>",
+                           "ed25519", "sign", "never"], env={**os.environ, **env}, capture_output=True, text=True)
+    if made.returncode != 0:
+        pytest.skip(f"gpg cannot make a key here: {made.stderr.strip()[:200]}")
+    git(repo, "config", "commit.gpgsign", "true")
+    pinshift(repo, *swaps_args(repo), env=env)
+    [commit] = commits(repo, "base", "swapped")
+    verified = subprocess.run(["git", "verify-commit", commit], cwd=repo, capture_output=True, text=True,
+                              env={**os.environ, **env})
+    assert verified.returncode == 0, verified.stderr
+    assert "Good signature" in verified.stderr
+
+
+def test_an_unsigned_repository_gets_unsigned_commits(make_repo):
+    repo = make_repo({"pkgs/a.nix": '{ x = "alpha"; }\n'}, branch="base")
+    pinshift(repo, *swaps_args(repo))
+    assert "gpgsig" not in git(repo, "cat-file", "commit", "swapped")
+
+
+def test_the_index_and_work_tree_of_the_user_are_untouched(make_repo):
+    repo = make_repo({"pkgs/a.nix": '{ x = "alpha"; }\n'}, branch="base")
+    (repo / "pkgs" / "a.nix").write_text("{ local = 1; }\n")
+    git(repo, "add", "pkgs/a.nix")
+    index = git(repo, "ls-files", "-s")
+    pinshift(repo, *swaps_args(repo))
+    assert git(repo, "ls-files", "-s") == index
+    assert (repo / "pkgs" / "a.nix").read_text() == "{ local = 1; }\n"
+    assert git(repo, "show", "swapped:pkgs/a.nix") == '{ x = "gamma"; }\n'
+
+
+@pytest.mark.parametrize("message", [
+    "Subject\n\nbody", "\n\n  Subject  \n\n\n\nbody\t\nmore \n\n\n", "Subject\r\n\r\nbody", "a\n \n\t\nb",
+    "Ünïcode ✓\n\n\u00a0kept\u00a0\n", "", "\n\n",
+])
+def test_stripspace_is_gits(message, tmp_path):
+    """pinshift's cleanup of a message equals `git stripspace` (what --cleanup=whitespace does)."""
+    expected = subprocess.run(["git", "stripspace"], input=message.encode(), capture_output=True, check=True).stdout
+    assert stripspace(message).encode() == expected
