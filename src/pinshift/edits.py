@@ -113,6 +113,10 @@ def apply_to_document(doc: Document, edits: Sequence[Edit]) -> Document:
     edits = normalize_edits(edits, doc)
     data = apply_edits(doc.data, edits, doc)
     doc.problems  # known before the re-parse, so a clean file's result is checked only where it changed
+    retokened = getattr(doc, "retokened", None)
+    same_tokens = retokened(data, edits) if retokened else None
+    if same_tokens is not None:
+        return same_tokens  # no token changed kind: no new problem, nothing bound or unbound (no re-parse needed)
     reparse = getattr(doc, "reparse", None)
     result = reparse(data, edits) if reparse else parse_document(data, doc.path)
     fresh = new_problems(doc, result)

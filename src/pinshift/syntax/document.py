@@ -7,6 +7,7 @@ newline survive every edit that does not touch them.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -125,6 +126,38 @@ class Document:
         clean = "problems" in self.__dict__ and not self.problems
         return Document(path=self.path, data=data, tree=new_tree, changed=changed, clean_origin=clean)
 
+    def retokened(self, data: bytes, edits) -> "Document | None":
+        """The document for `data` without a parse, when `edits` provably leave every token's kind as it was.
+
+        That holds for an edit inside one string fragment of a string value (not an attribute
+        name) writing only plain text (letters, digits, `._/:+=@,%-` and spaces; never
+        emptying the fragment), and for an edit replacing a whole attribute-path segment of a
+        select (`pkgs.python3Packages.torch`) by another plain identifier. Then the tree a
+        parse would build is this tree with its positions moved (`tree.edit`), there is no
+        new problem (this document has none), no name is bound or unbound, and no attribute
+        defined: the proof re-parse and its checks can be skipped. Otherwise None (re-parse).
+        tests/test_retokened.py checks the result against fresh parses.
+        """
+        if "problems" not in self.__dict__ or self.problems or not edits:
+            return None
+        for edit in edits:
+            if not _keeps_tokens(self, edit):
+                return None
+        tree = self.tree.copy()
+        for edit in sorted(edits, key=lambda e: e.start, reverse=True):
+            start = _point(self.data, edit.start)
+            tree.edit(
+                start_byte=edit.start,
+                old_end_byte=edit.end,
+                new_end_byte=edit.start + len(edit.replacement),
+                start_point=start,
+                old_end_point=_point(self.data, edit.end),
+                new_end_point=_advance(start, edit.replacement),
+            )
+        result = Document(path=self.path, data=data, tree=tree, clean_origin=True)
+        result.__dict__["problems"] = ()
+        return result
+
     @cached_property
     def problems(self) -> tuple[Problem, ...]:
         from pinshift.syntax.problems import find_problems
@@ -148,3 +181,36 @@ def _advance(start: tuple[int, int], inserted: bytes) -> tuple[int, int]:
 def parse_document(data: bytes, path: str = "<memory>") -> Document:
     """Parse bytes into a Document; syntax problems are reported by `Document.problems`, never raised."""
     return Document(path=path, data=data, tree=_parser().parse(data))
+
+
+_PLAIN_TEXT = re.compile(rb"[A-Za-z0-9 ._/:+=@,%-]*\Z")
+_IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_'-]*\Z")
+_NOT_NAMES = frozenset({b"if", b"then", b"else", b"assert", b"with", b"let", b"in", b"rec", b"inherit", b"or"})
+
+
+def _keeps_tokens(doc: Document, edit) -> bool:
+    """Whether `edit` changes only the text of one token and leaves its kind (see Document.retokened)."""
+    node = doc.root.descendant_for_byte_range(edit.start, edit.end)
+    if node is None or node.child_count or not (node.start_byte <= edit.start and edit.end <= node.end_byte):
+        return False
+    if edit.start == edit.end and edit.start in (node.start_byte, node.end_byte):
+        return False  # an insertion on a token's edge: tree-sitter could move it to the neighbour
+    parent = node.parent
+    if node.type == "string_fragment":
+        owner = parent.parent if parent is not None else None
+        if parent is None or parent.type not in ("string_expression", "indented_string_expression"):
+            return False
+        if owner is not None and owner.type in ("attrpath", "inherited_attrs"):
+            return False  # a quoted attribute name: its text is a name
+        if not _PLAIN_TEXT.match(edit.replacement):
+            return False
+        return len(edit.replacement) > 0 or (node.end_byte - node.start_byte) > (edit.end - edit.start)
+    if node.type == "identifier":
+        if (edit.start, edit.end) != (node.start_byte, node.end_byte):
+            return False
+        if not _IDENTIFIER.match(edit.replacement) or edit.replacement in _NOT_NAMES:
+            return False
+        select = parent.parent if parent is not None and parent.type == "attrpath" else None
+        return select is not None and select.type in ("select_expression", "has_attr_expression") \
+            and select.child_by_field_name("attrpath") == parent
+    return False
