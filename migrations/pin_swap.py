@@ -168,8 +168,17 @@ def needles(params: Params) -> tuple[bytes, ...]:
     return _FETCHERS + (params.old.encode(), params.old.lower().encode())
 
 
-def pin_sites(doc) -> Iterator[PinSite]:
-    """Every revision a fetcher call names, in source order."""
+def pin_sites(doc) -> list[PinSite]:
+    """Every revision a fetcher call names, in source order (found once per document: survey and plan share it)."""
+    memo = getattr(doc, "memo", None)
+    if memo is None:
+        return list(_pin_sites(doc))
+    if "pin_sites" not in memo:
+        memo["pin_sites"] = list(_pin_sites(doc))
+    return memo["pin_sites"]
+
+
+def _pin_sites(doc) -> Iterator[PinSite]:
     for call in fetcher_calls(doc):
         if call.url is not None and (string := as_string(call.url)) is not None:
             for fragment in string.literals():
