@@ -26,7 +26,7 @@ def run_step(kind: str, params: Mapping, root: Path, globs: Sequence[str] = ("**
     step_kind = bundled_kinds()[kind]
     files = WorkingSet(DirectoryTree(root, use_git=False))
     plan = plan_step(files, step_kind, step_kind.parse_params(params), globs, raw_params=params)
-    return plan, dict(files.changed)
+    return plan, {path: files.read(path) for path in files.changed}
 
 
 def run_case(kind: str, case: str, params: Mapping, tmp_path: Path) -> tuple[StepPlan, bytes, bytes]:

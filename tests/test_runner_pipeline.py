@@ -124,3 +124,21 @@ def test_parallel_run_reading_in_the_parent_matches_serial(tmp_path):
     parent = plan_recipe(ParentOnlyTree(DirectoryTree(root, use_git=False)), recipe, resolved, RunOptions(jobs=2))
     assert parent == serial
     assert [f.outcome for f in parent.steps[0].files if f.path.endswith("binary.nix")] == [Outcome.SKIPPED]
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_file_is_held_once_and_each_steps_bytes_are_derived_from_its_edits(tmp_path, jobs):
+    """plan.derive: a changed file holds the previous step's change (or the file's bytes) and its edits, not copies."""
+    from pinshift.plan import DERIVED, FileChange
+
+    root = make_tree(tmp_path, 450 if jobs == 2 else 20)
+    plan = run(root, jobs)
+    first, second, third = (next(c for c in step.changed if c.path == "pkgs/r0000.nix") for step in plan.steps)
+    assert isinstance(first.__dict__["_before"], bytes)
+    assert second.__dict__["_before"] is first and third.__dict__["_before"] is second
+    assert all(c.__dict__["_after"] is DERIVED for c in (first, second, third))
+    original = (root / "pkgs" / "r0000.nix").read_bytes()
+    assert first.before == original
+    assert third.after == original.replace(OLD_REV.encode(), NEW_REV.encode()).replace(
+        b"metadataRev = 0;", b"metadataRev = 5;").replace(b"python3Packages", b"python313Packages")
+    assert isinstance(second, FileChange) and second.before == first.after and third.before == second.after

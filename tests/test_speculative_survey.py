@@ -47,7 +47,7 @@ def _plan(root: Path, params=SWAP, jobs: int = 1):
     files = WorkingSet(DirectoryTree(root, use_git=False))
     plan = plan_step(files, kind, kind.parse_params(params), ["**/*.nix"], raw_params=params,
                      options=RunOptions(progress=progress, jobs=jobs))
-    return plan, dict(files.changed), len(passes)
+    return plan, {path: files.read(path) for path in files.changed}, len(passes)
 
 
 def _reference(root: Path, monkeypatch, params=SWAP):

@@ -46,6 +46,7 @@ class AppliedEdit:
     before: bytes
     after: bytes
     reason: str
+    start: int = field(default=-1, compare=False)  # byte offset in the file as the step read it (-1: unknown)
 
 
 @dataclass
@@ -96,6 +97,59 @@ class FileChange:
         if self.removed:
             return f"{self.path} (removed)"
         return self.path
+
+
+class _Derived:
+    """The marker of a FileChange whose `after` is its `before` with its edits applied (see `derive`)."""
+
+    def __repr__(self) -> str:
+        return "DERIVED"
+
+    def __reduce__(self):
+        return "DERIVED"
+
+
+DERIVED = _Derived()
+
+
+def _before(self) -> bytes | None:
+    value = self.__dict__.get("_before")
+    return value.after if isinstance(value, FileChange) else value
+
+
+def _after(self) -> bytes | None:
+    value = self.__dict__.get("_after")
+    if value is not DERIVED:
+        return value
+    data, parts, cursor = self.before, [], 0
+    for edit in self.edits:
+        parts += (data[cursor : edit.start], edit.after)
+        cursor = edit.start + len(edit.before)
+    parts.append(data[cursor:])
+    return b"".join(parts)
+
+
+def _setter(key: str):
+    def put(self, value) -> None:
+        self.__dict__[key] = value
+
+    return put
+
+
+# A plan of 40,000 files cannot hold four copies of each: `before` and `after` are held as a
+# reference to the previous step's change and the edits (`derive`), and computed when read.
+FileChange.before = property(_before, _setter("_before"), doc="The file's bytes before the step.")
+FileChange.after = property(_after, _setter("_after"), doc="The file's bytes after the step (None: unchanged).")
+
+
+def derive(change: FileChange, base: "FileChange | bytes") -> None:
+    """Hold `change`'s bytes as `base` (the previous step's change, or the file's bytes) plus its edits.
+
+    Its `edits` must carry their offsets (`AppliedEdit.start`) in `base`'s bytes, sorted and
+    not overlapping, as the runner applied them; `after` then splices them in when read.
+    """
+    change.__dict__["_before"] = base
+    change.__dict__["_after"] = DERIVED
 
 
 @dataclass

@@ -36,7 +36,7 @@ from pinshift.errors import EditConflict, EditRefused, PinshiftError, RecipeErro
 from pinshift.fileops import FileOp, check_file_ops
 from pinshift.files import SkippedFile, SourceTree
 from pinshift.globs import matches
-from pinshift.plan import AppliedEdit, FileChange, Outcome, Plan, StepPlan, Warning
+from pinshift.plan import DERIVED, AppliedEdit, FileChange, Outcome, Plan, StepPlan, Warning, derive
 from pinshift.recipes import Recipe, RecipeStep
 from pinshift.steps import StepContext, StepKind
 
@@ -84,7 +84,8 @@ class WorkingSet:
 
     def read(self, path: str) -> bytes:
         if path in self.changed:
-            return self.changed[path]
+            held = self.changed[path]
+            return held.after if isinstance(held, FileChange) else held
         return self.tree.read(self._origin(path))
 
     def mode(self, path: str) -> str:
@@ -167,7 +168,8 @@ def _applied(doc: Any, edits) -> list[AppliedEdit]:
     out = []
     for edit in edits:
         line, column = doc.position(edit.start)
-        out.append(AppliedEdit(doc.path, line, column, doc.data[edit.start : edit.end], edit.replacement, edit.reason))
+        out.append(AppliedEdit(doc.path, line, column, doc.data[edit.start : edit.end], edit.replacement, edit.reason,
+                               edit.start))
     return out
 
 
@@ -194,6 +196,7 @@ def process_file(path: str, data: bytes, jobs: Sequence[StepJob]) -> list[FileCh
     language = languages.language_for(path)
     results: list[FileChange | None] = []
     doc = None
+    last: FileChange | bytes = data  # what the next changing step's bytes derive from (plan.derive)
     for job in jobs:
         if not job.applies_to(path, language):
             results.append(None)
@@ -237,9 +240,9 @@ def process_file(path: str, data: bytes, jobs: Sequence[StepJob]) -> list[FileCh
             continue
         if result.data != doc.data:
             change.outcome = Outcome.CHANGED
-            change.before, change.after = doc.data, result.data
             change.edits = _applied(doc, edits)
-            doc = result
+            derive(change, last)
+            last, doc = change, result
         elif op is not None:
             change.outcome = Outcome.CHANGED
             change.before = change.after = doc.data
@@ -514,17 +517,29 @@ def run_jobs(files: WorkingSet, jobs: Sequence[StepJob], options: RunOptions = R
         if first.kind.plans_paths:
             _settle_file_ops(files, first, results, modes)
         for path, changes in results:
+            _share_held(files, path, changes)
             for position, change in zip(positions, changes):
                 if change is not None:
                     change.survey = None
                     plans[position].files.append(change)
                     plans[position].notes.extend(str(note) for note in change.notes)
-            final = next((c.after for c in reversed(changes) if c is not None and c.after is not None), None)
+            final = next((c for c in reversed(changes) if c is not None and c.__dict__.get("_after") is not None), None)
             if final is not None:
-                files.changed[path] = final
+                files.changed[path] = final  # its bytes are read when a later segment needs them
     for plan in plans:
         plan.files.sort(key=lambda f: f.path)
     return plans
+
+
+def _share_held(files: WorkingSet, path: str, changes) -> None:
+    """Derive a segment's first change of `path` from the change the last segment left, not from a copy of its bytes."""
+    held = files.changed.get(path)
+    if not isinstance(held, FileChange):
+        return
+    first = next((c for c in changes if c is not None and isinstance(c.__dict__.get("_before"), bytes)
+                  and c.__dict__.get("_after") is DERIVED), None)
+    if first is not None and first.__dict__["_before"] == held.after:
+        first.__dict__["_before"] = held
 
 
 # --- the public entry points ------------------------------------------------------------------
