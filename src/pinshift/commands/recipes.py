@@ -124,6 +124,8 @@ def type_name(hint: Any) -> str:
         return f"list of {type_name(args[0]) if args else 'values'}"
     if origin is dict or hint is dict:
         return f"table of {type_name(args[1]) if len(args) == 2 else 'values'}"
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return "table { " + ", ".join(_kebab(f.name) for f in dataclasses.fields(hint)) + " }"
     return getattr(hint, "__name__", str(hint))
 
 
