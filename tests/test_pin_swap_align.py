@@ -210,3 +210,21 @@ def scratch_dir(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(directory))
     yield directory
     assert list(directory.iterdir()) == []
+
+
+def test_show_spells_the_table_as_toml(run_cli, repos):
+    pytorch, _ = repos
+    recipe(pytorch, 'new = { repo = "../build-vllm", ref = "main" }\n')
+    result = run_cli("show", "align", cwd=pytorch)
+    assert result.exit_code == 0, result
+    assert ('  new               = { repo = "../build-vllm", ref = "main", pick = "single", '
+            'files = [".flox/pkgs/**/*.nix"] }') in result.stdout.splitlines()
+
+
+def test_apply_set_new_stays_text_beside_the_table_form(run_cli, tmp_path):
+    """`new` is `str | table`: `--set new=1234567` is still the text of a revision, not a number."""
+    target = tmp_path / "x.nix"
+    target.write_text(render_recipe(Variant("cpu", "avx2"), OLD_REV))
+    result = run_cli("apply", "pin-swap", "--set", "old=6a030d5", "--set", "new=1234567", str(target))
+    assert result.exit_code == 2
+    assert "needs a local nixpkgs clone" in result.stderr and "must be a string" not in result.stderr

@@ -341,3 +341,36 @@ def test_readme_and_docs_show_the_hand_written_rows():
     for doc in ("README.md", "docs/status.md"):
         shown = [line for line in (root / doc).read_text().splitlines() if line.startswith("| `build-")]
         assert len(shown) >= 6 and set(shown) <= expected, doc
+
+
+def test_symlinked_and_binary_recipes_are_skipped_with_their_reason(run_cli, make_repo):
+    recipe = render_recipe(Variant("cpu", "avx2"), OLD_REV)
+    repo = make_repo({".flox/pkgs/a.nix": recipe, ".flox/pkgs/blob.nix": b"\0\1binary",
+                      "elsewhere.nix": recipe}, branch="main")
+    (repo / ".flox/pkgs/link.nix").symlink_to("../../elsewhere.nix")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "link")
+    result = run_cli("status", "--repo", str(repo), "--format", "markdown", "--verbose")
+    assert result.exit_code == 0, result
+    lines = result.stdout.splitlines()
+    assert lines[2].endswith("| 1 | 2 skipped |")
+    assert lines[4] == ("- `repo@main`: 2 files skipped: .flox/pkgs/blob.nix: binary file (NUL byte); skipped; "
+                        ".flox/pkgs/link.nix: symlink; skipped")
+
+
+def test_control_characters_in_names_are_escaped_in_every_format(run_cli, make_repo):
+    repo = make_repo({".flox/pkgs/a.nix": render_recipe(Variant("cpu", "avx2"), OLD_REV)}, branch="main")
+    git(repo, "branch", "evil\u202eb")
+    for fmt in ("text", "markdown", "json"):
+        result = run_cli("status", "--repo", str(repo), "--format", fmt)
+        assert result.exit_code == 0 and "\u202e" not in result.stdout
+    assert "evil\\u202eb" in result.stdout and json.loads(result.stdout)["branches"][0]["branch"] == "evil\u202eb"
+
+
+def test_two_repositories_of_one_name_are_shown_by_path(run_cli, repos, tmp_path):
+    other = tmp_path / "elsewhere" / "build-vllm"
+    shutil.copytree(repos[1], other)
+    result = run_cli("status", "--repo", str(repos[1]), "--repo", str(other), "--branches", "main",
+                     "--format", "markdown")
+    assert result.exit_code == 0, result
+    assert [line.split(" | ")[0] for line in result.stdout.splitlines()[2:4]] == [f"| `{repos[1]}`", f"| `{other}`"]

@@ -198,7 +198,7 @@ def render_json(rows: list[BranchStatus], target=None, notes=(), nixpkgs=None) -
         "branches": [_row_json(row) for row in rows],
         "notes": list(notes),
     }
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(document, indent=2) + "\n"  # ASCII: every escape is JSON's own, nothing left for printable
 
 
 def _row_json(row: BranchStatus) -> dict:

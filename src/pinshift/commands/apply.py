@@ -76,8 +76,12 @@ def parse_settings(settings: tuple[str, ...]) -> dict[str, Any]:
 
 
 def _wants_text(hint: Any) -> bool:
-    """True for `str`, `str | None` and `Literal["a", "b"]`: such a value is taken as written."""
-    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    """True for `str`, `str | None` and `Literal["a", "b"]`: such a value is taken as written.
+
+    A table arm (`str | PinOf`) is set key by key (`--set new.repo=...`), so a plain value is its text.
+    """
+    args = [a for a in typing.get_args(hint) if a is not type(None)
+            and not (isinstance(a, type) and dataclasses.is_dataclass(a))]
     if typing.get_origin(hint) in (typing.Union, types.UnionType):
         return all(_wants_text(a) for a in args)
     if typing.get_origin(hint) is typing.Literal:

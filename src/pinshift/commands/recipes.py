@@ -104,6 +104,8 @@ def toml_value(value: Any) -> str:
     if isinstance(value, dict):
         inner = ", ".join(f"{_table_key(k)} = {toml_value(v)}" for k, v in value.items())
         return "{ " + inner + " }" if inner else "{}"
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):  # a table parameter (pin-swap's new)
+        return toml_value({_kebab(f.name): getattr(value, f.name) for f in dataclasses.fields(value)})
     return repr(value)
 
 
