@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from pinshift.checks.branches import BranchRecipes
 from pinshift.checks.facts import RecipeFacts
@@ -165,15 +166,14 @@ def align(row: BranchStatus, target: str) -> Alignment:
     return Alignment(state, on_target, total)
 
 
-def with_pytorch(rows: list[BranchStatus], clone_directory) -> list[str]:
-    """Fill each row's `pytorch` (the torch version at each literal pin) from the nixpkgs clone; notes to show.
+def with_pytorch(rows: list[BranchStatus], checkout) -> list[str]:
+    """Fill each row's `pytorch` (the torch version at each literal pin) from the nixpkgs clone
+    (a checks.nixpkgs.NixpkgsCheckout); the notes to show.
 
     Read statically as `verify` reads a clone (pinshift.checks.nixpkgs): python-packages.nix's `torch`
     binding, the file its `callPackage` names, that file's `version = "...";`.
     """
-    from pinshift.checks.nixpkgs import NixpkgsCheckout
-
-    checkout = NixpkgsCheckout(clone_directory)
+    clone_directory = checkout.directory
     versions: dict[str, str | None] = {}
     notes = []
     for row in rows:
@@ -201,10 +201,10 @@ def with_pytorch(rows: list[BranchStatus], clone_directory) -> list[str]:
 class StatusOptions:
     """Every `pinshift status` option, built once by the command."""
 
-    repos: tuple = (".",)
+    repos: tuple[Path, ...] = (Path("."),)
     branches: tuple[str, ...] = ()  # globs of branch names; empty: every local branch
     files: tuple[str, ...] = (".flox/pkgs/**/*.nix",)
-    nixpkgs: object = None
+    nixpkgs: Path | None = None
     align_to: str | None = None
     majority: bool = False
     max_bytes: int = 10 * 1024 * 1024
@@ -230,7 +230,6 @@ def gather_status(options: StatusOptions) -> StatusResult:
     before anything else is read; a branch that cannot be read is a row with its error.
     """
     from fnmatch import fnmatchcase
-    from pathlib import Path
 
     from pinshift.checks.alignment import read_branch_pin, split_align_to
     from pinshift.checks.branches import FactsCache, ReadOptions, read_branches, repository_name
@@ -245,6 +244,11 @@ def gather_status(options: StatusOptions) -> StatusResult:
             seen.add(repository.root.resolve())
             repositories.append(repository)
     names = [repository_name(r.root) for r in repositories]
+    checkout = None
+    if options.nixpkgs is not None:
+        from pinshift.checks.nixpkgs import NixpkgsCheckout
+
+        checkout = NixpkgsCheckout(options.nixpkgs)
     target = None
     if options.align_to is not None:
         path, ref = split_align_to(options.align_to)
@@ -268,8 +272,8 @@ def gather_status(options: StatusOptions) -> StatusResult:
     if not result.rows:
         raise UsageError(f"no branch matches --branches {' '.join(options.branches)}: " + "; ".join(listed))
     result.notes.extend(f"no branch of {entry} matches --branches" for entry in listed)
-    if options.nixpkgs is not None:
-        result.notes.extend(with_pytorch(result.rows, options.nixpkgs))
+    if checkout is not None:
+        result.notes.extend(with_pytorch(result.rows, checkout))
     if target is not None:
         for row in result.rows:
             if not row.error:
