@@ -31,6 +31,17 @@ The new revision may be a branch or tag of the clone (`new = "nixos-unstable"`) 
 abbreviated commit: the command resolves it to the full commit id before planning and
 the report says which (`nixpkgs nixos-unstable = 0182a36...`); the recipe keeps the name.
 
+Alignment: `new` may instead name another recipe repository's branch, as a table:
+`new = { repo = "../build-vllm", ref = "main" }` (a local clone; a relative `repo` is
+relative to the recipe repository). Before planning, pinshift reads that branch's
+recipes straight from its commit (nothing checked out) and takes the one nixpkgs pin
+they use; a branch whose recipes pin several revisions stops the run with each and its
+count, unless `pick = "majority"` takes the most common one (a tie still stops it). A
+branch with no pin (Flox function arguments) stops it too. The report and the commit
+message say where the pin came from (`0182a36…, the pin of build-vllm@main`).
+Keys: `repo`, `ref` (required), `pick` ("single" or "majority"), `files` (globs of the
+recipe files read there, default [".flox/pkgs/**/*.nix"]).
+
 Other file types (Markdown, Python, TOML, shell), when the step's files globs take them in:
 each is read by its own parser and only string literals / string values / code blocks, links
 and prose (never a branch-table row) / whole words change; see docs/doc-steps.md.
@@ -42,8 +53,9 @@ resolved old one; urls built with `${...}` interpolation keep their interpolatio
 Parameters:
   old               str, required. The revision to replace, full or abbreviated (at least
                     4 hex digits).
-  new               str, required. The new revision: 40 hex digits, or (with --nixpkgs DIR)
-                    a branch, tag or abbreviated commit of that nixpkgs clone.
+  new               str or table, required. The new revision: 40 hex digits, or (with --nixpkgs
+                    DIR) a branch, tag or abbreviated commit of that nixpkgs clone; or
+                    { repo = "...", ref = "..." }: the pin of another repository's branch.
   hash              str, default "keep". "keep", "remove", "compute" (needs --nixpkgs DIR)
                     or a sha256 value; see Hashes above.
   new-hash          str, optional (default: none). Older form: this text written as it is
@@ -61,6 +73,11 @@ Example recipe step:
     old = "6a030d5"
     new = "0182a361324364ae3f436a63005877674cf45efb"   # or "nixos-unstable" with --nixpkgs DIR
     hash = "compute"                                   # sha256 from the --nixpkgs clone, offline
+
+Aligned to a sibling repository's pin:
+    [steps.params]
+    old = "6a030d5"
+    new = { repo = "../build-vllm", ref = "main" }     # the one pin build-vllm's main uses
 """
 
 from __future__ import annotations
@@ -74,7 +91,7 @@ from pinshift.migrations import _pin_swap_hashes as hashes
 from pinshift.migrations import _pin_swap_languages as other_languages
 from pinshift.errors import ParamError
 from pinshift.nar import parse_sha256, render_sha256
-from pinshift.steps import NixpkgsFacts, NixpkgsQuery, StepContext, StepOutput
+from pinshift.steps import NixpkgsFacts, NixpkgsQuery, PinOf, StepContext, StepOutput
 from pinshift.syntax.queries import STRING_TYPES, as_string, fetcher_calls, walk
 
 NAME = "pin-swap"
@@ -91,7 +108,7 @@ _FETCHERS = (b"fetchTarball", b"fetchurl", b"fetchzip", b"fetchFromGitHub", b"fe
 @dataclass(frozen=True)
 class Params:
     old: str
-    new: str
+    new: str | PinOf
     hash: str = "keep"
     new_hash: str | None = None
     include_strings: bool = False
@@ -100,11 +117,13 @@ class Params:
     def __post_init__(self) -> None:
         if not (4 <= len(self.old) <= 40 and _HEX.match(self.old.lower())):
             raise ParamError("old", f"'old' must be a revision of 4 to 40 hex digits, not {self.old!r}")
-        if not (_is_full(self.new) or _NAME.match(self.new)) or any(t in self.new for t in ("..", "@{", "//")) \
+        if isinstance(self.new, PinOf):
+            pass
+        elif not (_is_full(self.new) or _NAME.match(self.new)) or any(t in self.new for t in ("..", "@{", "//")) \
                 or self.new.endswith((".", "/", ".lock")):
             raise ParamError("new", f"'new' must be a full 40-hex-digit revision, or a branch, tag or abbreviated "
                                     f"commit of the --nixpkgs clone, not {self.new!r}")
-        if _is_full(self.new) and self.new.lower().startswith(self.old.lower()):
+        elif _is_full(self.new) and self.new.lower().startswith(self.old.lower()):
             raise ParamError("new", f"'new' ({self.new}) is the same revision as 'old' ({self.old})")
         if self.hash not in _HASH_MODES and parse_sha256(self.hash) is None:
             raise ParamError("hash", "'hash' must be \"keep\", \"remove\", \"compute\" or a sha256 (Nix base32 as "
@@ -120,25 +139,34 @@ class Params:
         return parse_sha256(self.hash) if self.hash not in _HASH_MODES else None
 
 
-def _is_full(rev: str) -> bool:
-    return len(rev) == 40 and bool(_HEX.match(rev.lower()))
+def _is_full(rev) -> bool:
+    return isinstance(rev, str) and len(rev) == 40 and bool(_HEX.match(rev.lower()))
+
+
+_NEEDS_CLONE = 'hash = "compute" needs a local nixpkgs clone: pass --nixpkgs DIR or set PINSHIFT_NIXPKGS'
 
 
 def nixpkgs_query(params: Params) -> NixpkgsQuery | None:
-    """A `new` that is not a full commit id, or `hash = "compute"`, needs a nixpkgs clone (pinshift.pin_inputs)."""
+    """A `new` that is not a full commit id, or `hash = "compute"`, needs a nixpkgs clone (pinshift.pin_inputs);
+    a `new` table needs the other repository's branch read first."""
     compute = params.hash == "compute"
+    if isinstance(params.new, PinOf):
+        return NixpkgsQuery(params.new, compute, _NEEDS_CLONE)
     if _is_full(params.new) and not compute:
         return None
     if not _is_full(params.new):
         message = (f"'new' must be a full 40-hex-digit revision, not {params.new!r} (a branch, tag or abbreviated "
                    "commit needs a local nixpkgs clone to name it: pass --nixpkgs DIR or set PINSHIFT_NIXPKGS)")
     else:
-        message = 'hash = "compute" needs a local nixpkgs clone: pass --nixpkgs DIR or set PINSHIFT_NIXPKGS'
+        message = _NEEDS_CLONE
     return NixpkgsQuery(params.new, compute, message)
 
 
 def with_nixpkgs(params: Params, facts: NixpkgsFacts) -> Params:
     """`new` as its full commit id; `hash = "compute"` as the computed value (Nix base32)."""
+    if facts.origin and facts.commit.lower().startswith(params.old.lower()):
+        raise ParamError("new", f"'new' ({facts.commit[:7]}…, {facts.origin}) is the same revision as 'old' "
+                                f"({params.old}): nothing to align")
     changes = {"new": facts.commit}
     if params.hash == "compute" and facts.archive_hash is not None:
         changes["hash"] = render_sha256(facts.archive_hash, "base32")
@@ -236,6 +264,9 @@ def prepare(params: Params, docs: Iterable) -> Resolved:
 def resolve(params: Params, surveys: Iterable[dict[str, list[str]]]) -> Resolved:
     """`prepare` from per-file surveys (the runner may gather them while it plans; see runner)."""
     query = nixpkgs_query(params)
+    if isinstance(params.new, PinOf):  # only pinshift.pin_inputs reads another repository's branch
+        raise ParamError("new", f"pin-swap: 'new' names the pin of {params.new.label}, which the command "
+                                "resolves before planning (pinshift migrate or apply)")
     if query is not None:  # the command did not complete the params from a clone (pinshift.pin_inputs)
         raise ParamError("new" if not _is_full(params.new) else "hash", f"pin-swap: {query.without_clone}")
     old, new = params.old.lower(), params.new.lower()

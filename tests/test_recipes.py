@@ -197,7 +197,10 @@ def test_show_step_documents_a_kind_from_its_module(run_cli, repo):
     assert [row.split()[0] for row in table] == ["old", "new", "hash", "new-hash", "include-strings", "include-comments"]
     assert table[0].split(None, 3)[1:3] == ["str", "required"]
     assert 'default: "keep"  "keep", "remove", "compute"' in table[2]
-    assert "str, optional  default: none" in table[3]  # columns are as wide as their widest cell
+    assert "str | table { repo, ref, pick, files }  required" in table[1]  # `new` may be a table (issue 20)
+    assert "str, optional" in table[3] and "default: none" in table[3]
+    # columns are as wide as their widest cell (new's type)
+    assert table[3].index("default: none") == table[2].index('default: "keep"') == table[1].index("required")
     assert table[4].rstrip().endswith("inside every other string literal; never inside `${...}`.")
     assert " ".join(table[5].split()).endswith("default: false The same inside comments.")
 

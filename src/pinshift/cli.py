@@ -28,6 +28,7 @@ COMMANDS = {
     "trust": ("pinshift.commands.trust:trust", "Allow a repository's own step kinds to run (like direnv allow)."),
     "parse": ("pinshift.commands.parse:parse", "Check that Nix files parse; print problems as path:line:col."),
     "scan": ("pinshift.commands.scan:scan", "Report pins, package sets and the variant matrix of recipes."),
+    "status": ("pinshift.commands.status:status", "Where every branch stands: pins, PyTorch, CUDA, Python, alignment."),
     "lint": ("pinshift.commands.lint:lint", "Check recipe names against their contents."),
     "verify": ("pinshift.commands.verify:verify", "Check recipes against a local nixpkgs checkout at their pin."),
     "hash": ("pinshift.commands.hash:hash_command", "Print the sha256 of nixpkgs' archive at a revision, offline."),

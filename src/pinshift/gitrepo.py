@@ -89,6 +89,11 @@ class CommitTree:
     def paths(self) -> list[str]:
         return sorted(self._entries)
 
+    def blob_id(self, path: str) -> str | None:
+        """The object id of `path` in this commit (equal ids: equal bytes), None when it has no such path."""
+        entry = self._entries.get(path)
+        return entry[2] if entry else None
+
     def prefetch(self, paths) -> None:
         """Read the blobs of `paths` (regular files within the size limit) in one batch."""
         wanted = [p for p in paths if p not in self._blobs and p in self._entries
@@ -97,11 +102,17 @@ class CommitTree:
             return
         shas = b"".join(self._entries[p][2].encode() + b"\n" for p in wanted)
         done = subprocess.run(["git", "--git-dir", self._repo.git_dir, "cat-file", "--batch"],
-                              input=shas, capture_output=True, check=True)
+                              input=shas, capture_output=True)
+        if done.returncode != 0:
+            raise GitError(f"git cat-file failed: {_first_line(done.stderr.decode(errors='replace'))}")
         output, position = done.stdout, 0
         for path in wanted:
             header_end = output.index(b"\n", position)
-            size = int(output[position:header_end].split()[2])
+            header = output[position:header_end].split()
+            if len(header) != 3:
+                raise GitError(f"{path}: object {self._entries[path][2]} is missing from {self._repo.git_dir} "
+                               "(a partial or damaged clone)")
+            size = int(header[2])
             self._blobs[path] = output[header_end + 1 : header_end + 1 + size]
             position = header_end + 1 + size + 1
 
@@ -133,7 +144,7 @@ class Repository:
 
     def __init__(self, repo):
         self.repo = repo
-        self.root = Path(repo.working_tree_dir)
+        self.root = Path(repo.working_tree_dir or repo.git_dir)
 
     # --- opening -----------------------------------------------------------------------------
 
@@ -160,7 +171,52 @@ class Repository:
             raise GitError(f"{repo.working_tree_dir}: has no commits yet; commit your recipes first")
         return cls(repo)
 
+    @classmethod
+    def open_to_read(cls, directory: Path, what: str) -> Repository:
+        """A repository pinshift only reads (`status`, another repository's pin): bare and shallow clones
+        are fine. `what` starts each error (`--repo ../x`, `--align-to ../x@main`) so it names the input."""
+        import git
+
+        directory = Path(directory)
+        if not directory.is_dir():
+            raise GitError(f"{what}: {directory} is not a directory; give a local clone of the repository")
+        try:
+            repo = git.Repo(directory, search_parent_directories=True)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            raise GitError(f"{what}: {directory} is not a git repository; give a local clone of the "
+                           "repository") from None
+        if not repo.git.rev_parse("--all"):
+            raise GitError(f"{what}: {repo.working_tree_dir or repo.git_dir} has no commits yet")
+        return cls(repo)
+
     # --- names and commits -------------------------------------------------------------------
+
+    def local_branches(self) -> list[tuple[str, str]]:
+        """(name, commit) of every local branch, in name order."""
+        output = self.repo.git.for_each_ref("--format=%(objectname) %(refname)", "refs/heads")
+        found = []
+        for line in output.splitlines():
+            commit, _, ref = line.partition(" ")
+            found.append((ref.removeprefix("refs/heads/"), commit))
+        return sorted(found)
+
+    def commit_of(self, name: str) -> str | None:
+        """The commit of a local branch, a remote-tracking branch or any commit-ish; None when none is."""
+        import git
+
+        for candidate in (f"refs/heads/{name}", f"refs/remotes/{name}", name):
+            try:
+                return self.repo.git.rev_parse("--verify", "-q", "--end-of-options", f"{candidate}^{{commit}}")
+            except git.GitCommandError:
+                continue
+        return None
+
+    def closest_branches(self, name: str, limit: int = 5) -> list[str]:
+        """Branch names that start with `name` or look like it (for "no such branch" messages)."""
+        names = self.branches()
+        close = [n for n in names if n.startswith(name) and n != name]
+        close += [n for n in difflib.get_close_matches(name, names, n=limit, cutoff=0.6) if n not in close]
+        return close[:limit]
 
     def branches(self) -> list[str]:
         """Local and remote-tracking branch names (`main`, `origin/main`)."""
@@ -196,17 +252,11 @@ class Repository:
         A missing name is an error that lists the closest branch names, since
         branches get renamed (`pytorch-2.9` became `pytorch-2.9-python313`).
         """
-        import git
-
-        for candidate in (f"refs/heads/{name}", f"refs/remotes/{name}", name):
-            try:
-                return self.repo.git.rev_parse("--verify", "-q", "--end-of-options", f"{candidate}^{{commit}}")
-            except git.GitCommandError:
-                continue
-        names = self.branches()
-        close = [n for n in names if n.startswith(name) and n != name]
-        close += [n for n in difflib.get_close_matches(name, names, n=5, cutoff=0.6) if n not in close]
-        hint = f"; closest branches: {', '.join(close[:5])}" if close else f"; branches: {', '.join(names[:10])}"
+        commit = self.commit_of(name)
+        if commit is not None:
+            return commit
+        close = self.closest_branches(name)
+        hint = f"; closest branches: {', '.join(close)}" if close else f"; branches: {', '.join(self.branches()[:10])}"
         raise GitError(f"base '{name}' is not a branch or commit of {self.root}{hint} (pass one with --from)")
 
     def check_branch_name(self, name: str) -> None:
@@ -300,8 +350,14 @@ class Repository:
     def short(self, commit: str) -> str:
         return self.repo.git.rev_parse("--short", commit)
 
-    def tree(self, commit: str) -> CommitTree:
-        return CommitTree(self.repo, commit)
+    def tree(self, commit: str, max_bytes: int = DEFAULT_MAX_BYTES) -> CommitTree:
+        """The files of `commit`; a GitError when git cannot list them (a missing or damaged object)."""
+        import git
+
+        try:
+            return CommitTree(self.repo, commit, max_bytes)
+        except git.GitCommandError as error:
+            raise GitError(f"cannot read the files of {commit[:12]}: {_first_line(error)}") from None
 
     def step_records(self, base: str, tip: str) -> list[StepRecord]:
         """Commits in base..tip, newest first, with their Pinshift trailers (None where absent)."""

@@ -68,6 +68,7 @@ class Migration:
     start_commit: str  # where planning and the first commit start from
     first_step: int = 1  # 1-based; later than 1 when resuming
     notes: dict[int, list[str]] = field(default_factory=dict)  # step index -> what its params were filled with
+    provenance: dict[int, list[str]] = field(default_factory=dict)  # step index -> lines for its commit message
 
 
 @dataclass
@@ -130,11 +131,13 @@ def _fill_from_nixpkgs(migration: Migration) -> None:
     source = migration.recipe.source
     todo = [(number, entry) for number, entry in enumerate(migration.steps, 1) if number >= migration.first_step]
     filled = fill([(f"{source}: step {number} ({kind.name})", kind, params) for number, (_, kind, params) in todo],
-                  migration.options.nixpkgs)
+                  migration.options.nixpkgs, migration.repository.root)
     for (number, (step, kind, _)), result in zip(todo, filled):
         migration.steps[number - 1] = (step, kind, result.params)
         if result.notes:
             migration.notes[number] = result.notes
+        if result.provenance:
+            migration.provenance[number] = result.provenance
 
 
 def _current_branch(repository: Repository) -> str:
@@ -218,13 +221,16 @@ def failure(step: StepPlan, strict: bool) -> str | None:
 # --- committing -----------------------------------------------------------------------------
 
 
-def commit_message(step: StepPlan, recipe: str) -> str:
-    """Subject (the step's message, else its title), counts, short file list, Pinshift trailers."""
+def commit_message(step: StepPlan, recipe: str, provenance: list[str] | None = None) -> str:
+    """Subject (the step's message, else its title), where its values came from (`provenance`: the pin
+    of another repository's branch), counts, short file list, Pinshift trailers."""
     text = step.message.strip() or step.title
     subject, _, body = text.partition("\n")
     paragraphs = [subject.strip()]
     if body.strip():
         paragraphs.append(body.strip())
+    if provenance:
+        paragraphs.append("\n".join(provenance))
     changed = step.changed
     operations = step.operation_counts
     counts = f"{len(changed)} file{'s' if len(changed) != 1 else ''} changed" \
@@ -267,7 +273,8 @@ def run(migration: Migration, planned: Plan) -> Result:
             if not step.changed:
                 continue
             try:
-                head = step.commit = committer.commit(tree_changes(step), commit_message(step, migration.recipe.name))
+                message = commit_message(step, migration.recipe.name, migration.provenance.get(step.index))
+                head = step.commit = committer.commit(tree_changes(step), message)
             except GitError as error:
                 raise _step_failed(step, str(error), migration, head) from None
         if head == migration.start_commit and migration.first_step > 1:

@@ -9,6 +9,14 @@ see pinshift.nixpkgs_clone), and the kind's `with_nixpkgs(params, facts)` return
 params that need nothing more (`new` a full commit id, `hash` a literal value). The
 notes say what was resolved and hashed; commands put them in the step's report.
 
+A query may name another recipe repository's branch instead (`PinOf`, pin-swap's
+`new = { repo = "../build-vllm", ref = "main" }`): that branch's recipes are read from
+its commit (pinshift.checks.alignment, nothing checked out) and their single pin is the
+revision; a relative `repo` is relative to the recipe repository (`fill`'s `repository`).
+A full revision needs no clone unless a hash is asked; an abbreviated one is named in
+full by the clone. The note, and the commit message (`Filled.provenance`), say where the
+pin came from: `0182a36…, the pin of build-vllm@main`.
+
 Without a clone, a step that needs one stops the run before any file is read, with
 the step's own message (exit 2).
 """
@@ -21,25 +29,50 @@ from pathlib import Path
 from typing import Any
 
 from pinshift.errors import PinshiftError, UsageError
-from pinshift.steps import NixpkgsFacts, StepKind
+from pinshift.steps import NixpkgsFacts, PinOf, StepKind
+
+_FULL = 40
 
 
 @dataclass
 class Filled:
-    """One step's params after `fill`, and what to tell the reader about them."""
+    """One step's params after `fill`, and what to tell the reader about them.
+
+    `provenance`: the lines a commit message keeps (where a revision came from), also among `notes`.
+    """
 
     params: Any
     notes: list[str] = field(default_factory=list)
+    provenance: list[str] = field(default_factory=list)
 
 
 class _Answers:
     """The clone, opened on first use; revisions and digests remembered for the run."""
 
-    def __init__(self, directory: Path | None):
+    def __init__(self, directory: Path | None, repository: Path | None):
         self.directory = directory
+        self.repository = repository
         self.clone = None
         self.revisions: dict = {}
         self.digests: dict = {}
+        self.pins: dict = {}
+        self.facts_cache = None
+
+    def pin_of(self, pin: PinOf):
+        """The pin another repository's branch uses (pinshift.checks.alignment), read once per run."""
+        from pinshift.checks.alignment import read_branch_pin
+        from pinshift.checks.branches import FactsCache
+
+        if pin not in self.pins:
+            directory = Path(pin.repo).expanduser()
+            if not directory.is_absolute():
+                directory = (self.repository or Path(".")) / directory
+            self.facts_cache = self.facts_cache if self.facts_cache is not None else FactsCache()
+            what = f"new = {{ repo = \"{pin.repo}\" }}"
+            self.pins[pin] = read_branch_pin(directory, pin.ref, pin.files, pin.pick == "majority", what,
+                                             'set pick = "majority" in the new table to take the most common',
+                                             self.facts_cache)
+        return self.pins[pin]
 
     def open(self, without_clone: str):
         from pinshift.nixpkgs_clone import NixpkgsClone
@@ -61,12 +94,14 @@ class _Answers:
         return self.digests[commit]
 
 
-def fill(steps: Sequence[tuple[str, StepKind, Any]], nixpkgs: Path | None) -> list[Filled]:
+def fill(steps: Sequence[tuple[str, StepKind, Any]], nixpkgs: Path | None,
+         repository: Path | None = None) -> list[Filled]:
     """Each (where, kind, params) with its params completed from the clone; `where` prefixes errors
-    (`recipes/x.toml: step 1 (pin-swap)`)."""
+    (`recipes/x.toml: step 1 (pin-swap)`). `repository`: where a PinOf's relative `repo` starts."""
     from pinshift.nar import render_sha256
+    from pinshift.nixpkgs_clone import Revision
 
-    answers = _Answers(nixpkgs)
+    answers = _Answers(nixpkgs, repository)
     filled = []
     for where, kind, params in steps:
         query = kind.nixpkgs_query(params)
@@ -74,9 +109,21 @@ def fill(steps: Sequence[tuple[str, StepKind, Any]], nixpkgs: Path | None) -> li
             filled.append(Filled(params))
             continue
         try:
-            answers.open(query.without_clone)
-            revision = answers.revision(query.revision)
-            notes = [f"nixpkgs {revision.describe()}"] if revision.name != revision.commit else []
+            origin, provenance, name = "", [], query.revision
+            if isinstance(query.revision, PinOf):
+                pin = answers.pin_of(query.revision)
+                origin, name = pin.origin, pin.revision
+                provenance = [f"new pin {pin.describe()}"]
+            if origin and len(name) == _FULL and not query.archive_hash:
+                revision = Revision(name.lower(), name.lower())  # a full revision needs no clone
+            else:
+                answers.open(query.without_clone if not origin or query.archive_hash else
+                             f"{origin} is abbreviated in its recipes ({name}); naming its full commit needs a "
+                             "local nixpkgs clone: pass --nixpkgs DIR or set PINSHIFT_NIXPKGS")
+                revision = answers.revision(name)
+            notes = list(provenance)
+            if revision.name != revision.commit and not origin:
+                notes.append(f"nixpkgs {revision.describe()}")
             digest = None
             if query.archive_hash:
                 result = answers.digest(revision.commit)
@@ -84,8 +131,8 @@ def fill(steps: Sequence[tuple[str, StepKind, Any]], nixpkgs: Path | None) -> li
                 how = "cached" if result.cached else f"computed from {result.files:,} files in {result.seconds:.1f} s"
                 notes.append(f"sha256 of nixpkgs {revision.commit[:7]}: {render_sha256(digest)} ({how})")
                 notes.extend(result.notes)
-            facts = NixpkgsFacts(revision.name, revision.commit, revision.ref, digest)
-            filled.append(Filled(kind.with_nixpkgs(params, facts), notes))
+            facts = NixpkgsFacts(revision.name, revision.commit, revision.ref, digest, origin)
+            filled.append(Filled(kind.with_nixpkgs(params, facts), notes, provenance))
         except PinshiftError as error:
             error.args = (f"{where}: {error}",)
             raise

@@ -22,7 +22,9 @@ prefilter before any plan runs (pin-swap resolves an abbreviated revision there)
 Which kinds exist and when a file outside pinshift is imported: pinshift.kinds.
 `nixpkgs_query`/`with_nixpkgs` keep a step pure that needs git: the command asks a
 local nixpkgs clone before planning (pinshift.pin_inputs: a branch name resolved to
-its commit, the sha256 of that commit's archive) and hands the answer back as params.
+its commit, the sha256 of that commit's archive, or `PinOf`: the pin another recipe
+repository's branch uses) and hands the answer back as params.
+A Params field typed by a frozen dataclass (`PinOf`) is a TOML table, validated key by key.
 `plan_paths` makes a file-level step: it maps the paths the step's globs select to
 renames, clones and removals (plain values, no I/O); `plan` then runs on each new
 path, with `context.source` naming the file it came from.
@@ -99,28 +101,70 @@ class Parameter:
     default: Any = None  # the default when not required (a default_factory's value)
 
 
+PIN_OF_FILES = (".flox/pkgs/**/*.nix",)  # the recipe files read in the other repository (recipes.DEFAULT_FILES)
+
+
+@dataclass(frozen=True)
+class PinOf:
+    """The nixpkgs pin another recipe repository's branch uses: `{ repo = "../build-vllm", ref = "main" }`.
+
+    `repo` is a local clone (relative to the recipe repository, or absolute), `ref` its branch
+    (or any commit-ish); the branch's recipes (`files`) must all pin one revision, unless
+    `pick = "majority"` takes the most common one. pinshift.pin_inputs reads it before planning.
+    """
+
+    repo: str
+    ref: str
+    pick: typing.Literal["single", "majority"] = "single"
+    files: tuple[str, ...] = PIN_OF_FILES
+
+    def __post_init__(self) -> None:
+        from pinshift.globs import glob_problem
+
+        if not self.repo.strip():
+            raise ParamError("repo", "'repo' must be the path of a local clone (relative to the recipe repository)")
+        if not self.ref.strip() or self.ref.startswith("-") or any(c.isspace() for c in self.ref):
+            raise ParamError("ref", f"'ref' must be a branch (or commit) of {self.repo}, not {self.ref!r}")
+        if not self.files:
+            raise ParamError("files", "'files' must list at least one glob")
+        for glob in self.files:
+            if problem := glob_problem(glob):
+                raise ParamError("files", f"'files': invalid glob '{glob}' ({problem})")
+
+    @property
+    def label(self) -> str:
+        """`build-vllm@main`: the repository's directory name and the ref."""
+        return f"{Path(self.repo.rstrip('/')).name or self.repo}@{self.ref}"
+
+
 @dataclass(frozen=True)
 class NixpkgsQuery:
     """What a step needs from a local nixpkgs clone before it can plan (answered by pinshift.pin_inputs).
 
     `revision` (a commit id, abbreviated or not, a branch or a tag) is resolved to its full
-    commit id; with `archive_hash` the sha256 of that commit's GitHub archive is computed
-    too. `without_clone` is the step's own message for a run given no clone.
+    commit id; a `PinOf` is first read from that repository's branch (its recipes' single
+    pin) and needs a clone only when that pin is abbreviated or `archive_hash` is asked.
+    With `archive_hash` the sha256 of the commit's GitHub archive is computed too.
+    `without_clone` is the step's own message for a run given no clone.
     """
 
-    revision: str
+    revision: str | PinOf
     archive_hash: bool
     without_clone: str
 
 
 @dataclass(frozen=True)
 class NixpkgsFacts:
-    """The answer to a NixpkgsQuery: the revision as asked, its commit, the ref it went through, the digest."""
+    """The answer to a NixpkgsQuery: the revision as asked, its commit, the ref it went through, the digest.
+
+    `origin` says where a PinOf's revision came from (`the pin of build-vllm@main`), else "".
+    """
 
     revision: str
     commit: str
     ref: str | None = None
     archive_hash: bytes | None = None
+    origin: str = ""
 
 
 @dataclass(frozen=True)
@@ -258,8 +302,22 @@ def _coerce(key: str, hint: Any, value: Any) -> Any:
             try:
                 return _coerce(key, arg, value)
             except ParamError as error:
-                errors.append(str(error))
+                # a table's own error (a missing key) says more than "must be a string"
+                if isinstance(value, Mapping) and dataclasses.is_dataclass(arg):
+                    errors.insert(0, str(error))
+                else:
+                    errors.append(str(error))
         raise ParamError(key, errors[0] if errors else f"'{key}' has an invalid value")
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        if isinstance(value, hint):
+            return value
+        if not isinstance(value, Mapping):
+            keys = ", ".join(param_key(f.name) for f in dataclasses.fields(hint))
+            raise ParamError(key, f"'{key}' must be a table ({keys}), not {value!r}")
+        try:
+            return build_params(hint, value)
+        except ParamError as error:
+            raise ParamError(key, f"'{key}' table: {error}") from None
     if origin is typing.Literal:
         if value not in args:
             choices = ", ".join(repr(a) for a in args)

@@ -148,11 +148,12 @@ def _list_strings(doc: Document, node) -> tuple[str, ...]:
 def recipe_facts(doc: Document) -> RecipeFacts:
     """The facts of one parsed recipe; a file with syntax problems still reports what could be read."""
     facts = RecipeFacts(path=doc.path, problems=doc.problems)
+    found = bindings(doc)  # walked once, read by two readers (pinshift status reads thousands of recipes)
     _read_pins(doc, facts)
     _read_arguments(doc, facts)
     _read_package(doc, facts)
-    _read_overrides(doc, facts)
-    _read_bindings(doc, facts)
+    _read_overrides(doc, facts, found)
+    _read_bindings(doc, facts, found)
     _read_strings(doc, facts)
     return facts
 
@@ -195,7 +196,7 @@ def _read_package(doc: Document, facts: RecipeFacts) -> None:
                 return
 
 
-def _read_overrides(doc: Document, facts: RecipeFacts) -> None:
+def _read_overrides(doc: Document, facts: RecipeFacts, found: list) -> None:
     """Argument names of `x.override { ... }` (not overrideAttrs); `gpuTargets` there is a GPU target too."""
     for node in walk(doc.root, "apply_expression"):
         function = unwrap(node.child_by_field_name("function"))
@@ -207,15 +208,15 @@ def _read_overrides(doc: Document, facts: RecipeFacts) -> None:
         argument = unwrap(node.child_by_field_name("argument"))
         if argument is None or argument.type != "attrset_expression":
             continue
-        for binding in bindings(doc):
+        for binding in found:
             if binding.container == argument and binding.path and binding.path[0]:
                 facts.overrides.append(Fact(binding.path[0], binding.attrpath.start_byte))
                 if binding.path[0] == "gpuTargets":
                     facts.gpu["gpuTargets"] = Fact(_text(doc, binding.value), binding.value.start_byte)
 
 
-def _read_bindings(doc: Document, facts: RecipeFacts) -> None:
-    for binding in bindings(doc):
+def _read_bindings(doc: Document, facts: RecipeFacts, found: list) -> None:
+    for binding in found:
         name = binding.dotted
         if name in ("gpuArchNum", "gpuArchSM") and (value := _string(doc, binding.value)) is not None:
             facts.gpu[name] = Fact(value, binding.value.start_byte)

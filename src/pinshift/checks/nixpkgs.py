@@ -15,6 +15,8 @@ itself out (and as the stub repository in tests/test_verify.py does):
    directory of python-packages.nix (a directory means its `default.nix`), and
    the formals of the file's outermost function are the parameters
    `.override { ... }` may set.
+4. Version (`pinshift status`'s PyTorch column): that file's first `version = "...";` binding
+   with a literal string.
 
 Anything these rules cannot follow (an alias, `toPythonModule (...)`, a function
 with `...`) is reported as "cannot check", never guessed.
@@ -29,7 +31,7 @@ from pathlib import Path
 
 from pinshift.errors import UsageError
 from pinshift.syntax.document import Document, parse_document
-from pinshift.syntax.queries import bindings, inherits, name_of, unwrap
+from pinshift.syntax.queries import bindings, inherits, name_of, string_value, unwrap
 
 ALL_PACKAGES = "pkgs/top-level/all-packages.nix"
 PYTHON_PACKAGES = "pkgs/top-level/python-packages.nix"
@@ -128,6 +130,23 @@ class NixpkgsRevision:
         if function_doc is None:
             return Parameters(path, (), unknown=f"{path} does not exist")
         return _formals(function_doc)
+
+
+    def version(self, attribute: str) -> str | None:
+        """The `version = "...";` (a literal) of the file `callPackage` builds `attribute` from; None if none.
+
+        For `pinshift status`'s PyTorch column: `torch`'s version at this revision, read, never evaluated.
+        """
+        path = self.parameters(attribute).path
+        doc = self.document(path) if path is not None else None
+        if doc is None:
+            return None
+        for binding in bindings(doc):
+            if binding.dotted == "version":
+                value = string_value(doc, unwrap(binding.value))
+                if value is not None:
+                    return value.decode("utf-8", "replace")
+        return None
 
 
 def _call_package_path(doc: Document, value) -> str | None:

@@ -10,6 +10,7 @@ since it was read, a full disk or a read-only mount leaves every file as it was.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import tomllib
@@ -75,8 +76,12 @@ def parse_settings(settings: tuple[str, ...]) -> dict[str, Any]:
 
 
 def _wants_text(hint: Any) -> bool:
-    """True for `str`, `str | None` and `Literal["a", "b"]`: such a value is taken as written."""
-    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    """True for `str`, `str | None` and `Literal["a", "b"]`: such a value is taken as written.
+
+    A table arm (`str | PinOf`) is set key by key (`--set new.repo=...`), so a plain value is its text.
+    """
+    args = [a for a in typing.get_args(hint) if a is not type(None)
+            and not (isinstance(a, type) and dataclasses.is_dataclass(a))]
     if typing.get_origin(hint) in (typing.Union, types.UnionType):
         return all(_wants_text(a) for a in args)
     if typing.get_origin(hint) is typing.Literal:
@@ -91,6 +96,13 @@ def typed(hint: Any, value: Any) -> Any:
     `--set old=1234567` (a revision of digits) stays a string.
     """
     if isinstance(value, dict):
+        table = next((a for a in (hint, *typing.get_args(hint)) if isinstance(a, type) and dataclasses.is_dataclass(a)),
+                     None)
+        if table is not None:  # a table with typed keys (pin-swap's `new = { repo, ref }`: --set new.repo=...)
+            from pinshift.steps import param_key
+
+            fields = {param_key(k): h for k, h in typing.get_type_hints(table).items()}
+            return {k: typed(fields.get(param_key(k), Any), v) for k, v in value.items()}
         args = typing.get_args(hint)
         inner = args[1] if len(args) == 2 else Any
         return {k: typed(inner, v) for k, v in value.items()}
@@ -253,10 +265,11 @@ def plan_apply(options: ApplyOptions):
     from pinshift.pin_inputs import fill
 
     consent = Consent(options.trust_repo, options.migrations)
-    kind = get_kind(available_kinds(repository_root(Path(".")), options.migrations, consent), options.kind)
+    root = repository_root(Path("."))
+    kind = get_kind(available_kinds(root, options.migrations, consent), options.kind)
     params, values = step_params(kind, options.settings)
     selected = select_files(options.paths, options.globs, options.max_bytes)
-    [filled] = fill([(kind.name, kind, params)], options.nixpkgs)
+    [filled] = fill([(kind.name, kind, params)], options.nixpkgs, root)
     step = plan_step(WorkingSet(selected), kind, filled.params, step_globs(options.paths, options.globs),
                      title=f"{kind.name} (pinshift apply)",
                      raw_params=values, options=RunOptions(strict=options.strict))

@@ -104,6 +104,8 @@ def toml_value(value: Any) -> str:
     if isinstance(value, dict):
         inner = ", ".join(f"{_table_key(k)} = {toml_value(v)}" for k, v in value.items())
         return "{ " + inner + " }" if inner else "{}"
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):  # a table parameter (pin-swap's new)
+        return toml_value({_kebab(f.name): getattr(value, f.name) for f in dataclasses.fields(value)})
     return repr(value)
 
 
@@ -124,6 +126,8 @@ def type_name(hint: Any) -> str:
         return f"list of {type_name(args[0]) if args else 'values'}"
     if origin is dict or hint is dict:
         return f"table of {type_name(args[1]) if len(args) == 2 else 'values'}"
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return "table { " + ", ".join(_kebab(f.name) for f in dataclasses.fields(hint)) + " }"
     return getattr(hint, "__name__", str(hint))
 
 

@@ -1,0 +1,206 @@
+"""The nixpkgs pin a branch's recipes use, read to align another branch to it.
+
+`pinshift status --align-to ../build-vllm@main` and pin-swap's
+`new = { repo = "../build-vllm", ref = "main" }` both ask the same question: which
+single nixpkgs revision do that branch's recipes pin? `branch_pin` answers from the
+facts of the branch (pinshift.checks.branches) and refuses, in one line, what has no
+single answer: several pins (listed with their counts, unless the caller picks the
+majority), no pin at all (Flox function arguments), a pin that is an expression.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from pinshift.checks.branches import BranchRecipes, FactsCache, read_branches
+from pinshift.checks.matrix import aggregate, builds
+from pinshift.errors import GitError, UsageError
+
+_REVISION = re.compile(r"[0-9a-fA-F]{7,40}\Z")
+
+
+@dataclass(frozen=True)
+class BranchPin:
+    """The pin of `label` (`build-vllm@main`, at `commit`): `revision`, used by `count` of `total` pinned recipes."""
+
+    label: str
+    commit: str
+    revision: str
+    count: int
+    total: int
+    others: tuple[tuple[str, int], ...] = ()  # the other pins (pick = "majority")
+    root: str = ""
+
+    @property
+    def origin(self) -> str:
+        """`the pin of build-vllm@main`."""
+        return f"the pin of {self.label}"
+
+    def describe(self) -> str:
+        """`0182a36…, the pin of build-vllm@main (3c4d5e6, 12 recipes)` (+ what a majority pick left out)."""
+        counted = f"{self.count} recipe{'s' if self.count != 1 else ''}"
+        if self.others:
+            counted = f"majority: {self.count} of {self.total} recipes; also {_listing(self.others)}"
+        return f"{self.revision[:7]}…, {self.origin} ({self.commit[:7]}, {counted})"
+
+
+def _listing(groups) -> str:
+    return ", ".join(f"{value[:7] if _REVISION.match(value) else value} ({count} recipe{'s' if count != 1 else ''})"
+                     for value, count in groups)
+
+
+def branch_pin(branch: BranchRecipes, majority: bool, how_to_pick: str) -> BranchPin:
+    """The single nixpkgs revision the branch's recipes pin; a UsageError says why there is none.
+
+    `how_to_pick` ends the message for a branch with several pins (`set pick = "majority" ...`).
+    Files with syntax problems are not counted.
+    """
+    label = branch.label
+    if branch.error:
+        raise GitError(f"{label}: {branch.error}")
+    found = builds([f for f in branch.recipes if not f.problems])
+    if not found:
+        broken = sum(1 for f in branch.recipes if f.problems)
+        what = f"{broken} recipe files with syntax problems and no other" if broken else "no"
+        raise UsageError(f"{label} ({branch.commit[:7]}) has {what} recipes in {', '.join(branch.globs)}; "
+                         "nothing to take a pin from (name another branch, or its recipe files with 'files')")
+    agg = aggregate(found)
+    groups = [(value, len(paths)) for value, paths in agg.pins.groups]
+    if not groups:
+        why = (f"its {len(agg.caller)} recipes use the caller's nixpkgs (Flox function arguments)" if agg.caller
+               else "its recipes import <nixpkgs> without a pin")
+        raise UsageError(f"{label} ({branch.commit[:7]}) pins no nixpkgs revision: {why}; align to a branch "
+                         "with pinned recipes")
+    if len(groups) > 1:
+        first, second = groups[0][1], groups[1][1]
+        if not majority:
+            raise UsageError(f"{label} ({branch.commit[:7]}) uses {len(groups)} nixpkgs pins: {_listing(groups)}; "
+                             f"{how_to_pick}")
+        if first == second:
+            raise UsageError(f"{label} ({branch.commit[:7]}) has no majority pin: {_listing(groups)}; align to "
+                             "a branch with one pin")
+    revision, count = groups[0]
+    if not _REVISION.match(revision):
+        raise UsageError(f"{label} ({branch.commit[:7]}) pins nixpkgs by an expression ({revision}), not a "
+                         "revision; align to a branch that names its revision")
+    total = sum(count for _, count in groups)
+    return BranchPin(label, branch.commit, revision, count, total, tuple(groups[1:]), branch.root)
+
+
+def read_branch_pin(directory: Path, ref: str, globs, majority: bool, what: str, how_to_pick: str,
+                    cache: FactsCache | None = None) -> BranchPin:
+    """The pin of branch (or commit-ish) `ref` of the local clone at `directory`.
+
+    `what` starts every error about the repository or the ref (`--align-to ../x@main`).
+    """
+    from pinshift.checks.branches import repository_name
+    from pinshift.gitrepo import Repository
+
+    repository = Repository.open_to_read(directory, what)
+    commit = repository.commit_of(ref)
+    if commit is None:
+        close = repository.closest_branches(ref)
+        known = f"closest branches: {', '.join(close)}" if close else \
+            f"branches: {', '.join(name for name, _ in repository.local_branches()[:10]) or 'none'}"
+        raise GitError(f"{what}: '{ref}' is not a branch or commit of {repository.root} ({known})")
+    if ref == "HEAD":
+        ref = repository.current_branch() or commit[:7]
+    [branch] = read_branches(repository, [(ref, commit)], tuple(globs), cache=cache,
+                             name=repository_name(repository.root))
+    return branch_pin(branch, majority, how_to_pick)
+
+
+def split_align_to(value: str) -> tuple[str, str]:
+    """`../build-vllm@main` -> ("../build-vllm", "main"); no `@`: the repository's checked-out branch (HEAD)."""
+    path, at, ref = value.rpartition("@")
+    if not at:
+        return value, "HEAD"
+    if not path or not ref:
+        raise UsageError(f"--align-to {value}: expected DIR@BRANCH (a local clone and its branch), e.g. "
+                         "../build-vllm@main")
+    return path, ref
+
+
+# --- the recipe that aligns a branch (`pinshift status --align-to ... --recipe BRANCH`) ---------------
+
+
+def _toml(value) -> str:
+    """A TOML value: strings as basic strings (JSON's escapes are TOML's), lists of them."""
+    import json
+
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def align_recipe(row, target: BranchPin, repo_path: str, files: tuple[str, ...], majority: bool,
+                 command: str, hashes: bool) -> tuple[str, str]:
+    """(name, TOML text) of the recipe moving `row`'s branch (a status.BranchStatus) onto `target`'s pin.
+
+    One pin-swap step per other literal pin of the branch, each `new = { repo = …, ref = … }` so that
+    `pinshift migrate` reads the target again (and says so in the commit). `repo_path` is the target
+    as the recipe repository sees it. A branch that cannot be swapped (aligned already, recipes
+    without a pin of their own, a pin written as an expression) is a UsageError saying what to do.
+    """
+    from pinshift.checks.status import _REVISION, align
+    from pinshift.steps import PIN_OF_FILES
+
+    label = row.label
+    if row.error:
+        raise UsageError(f"--recipe {label}: the branch cannot be read: {row.error}")
+    if row.problems:
+        raise UsageError(f"--recipe {label}: {len(row.problems)} recipe files do not parse (first: {row.problems[0]}); "
+                         "fix them first (pinshift parse lists them)")
+    if row.caller:
+        raise UsageError(f"--recipe {label}: {row.caller} recipes use the caller's nixpkgs (Flox function "
+                         f"arguments), which pin-swap cannot move; convert them first (pinshift migrate "
+                         f"flox-args-to-pinned --from {row.branch} --branch {row.branch}-pinned), then align that branch")
+    if row.unpinned:
+        raise UsageError(f"--recipe {label}: {row.unpinned} recipes import <nixpkgs> without a pin; pin them first "
+                         "(the pin-nixpkgs step kind)")
+    expressions = [value for value, _ in row.pins if not _REVISION.match(value)]
+    if expressions:
+        raise UsageError(f"--recipe {label}: a pin is written as an expression ({expressions[0]}), which pin-swap "
+                         "cannot swap; write its revision as a literal first")
+    if align(row, target.revision).aligned:
+        raise UsageError(f"--recipe {label}: the branch is aligned already (all {row.variants} recipes pin "
+                         f"{target.revision[:7]}, {target.origin}); there is nothing to align")
+    olds = [(value, count) for value, count in row.pins
+            if not (target.revision.startswith(value.lower()) or value.lower().startswith(target.revision))]
+    short = target.revision[:7]
+    name = _slug(f"align-{row.branch}")
+    table = [f"repo = {_toml(repo_path)}", f"ref = {_toml(target.label.rpartition('@')[2])}"]
+    if majority:
+        table.append('pick = "majority"')
+    if tuple(files) != PIN_OF_FILES:
+        table.append(f"files = {_toml(files)}")
+    lines = [
+        f"# Aligns {label} to the nixpkgs pin of {target.label} ({short} when this was written).",
+        f"# Written by: {command}",
+        f"# Save it as .pinshift/recipes/{name}.toml in {row.repository}, then: pinshift migrate {name}",
+        f"name = {_toml(name)}",
+        f"description = {_toml(f'{row.branch} onto the nixpkgs pin of {target.label}')}",
+        f"base = {_toml(row.branch)}",
+        f"target = {_toml(_slug(f'{row.branch}-nixpkgs-{short}'))}",
+        f"files = {_toml(files)}",
+    ]
+    for value, _ in olds:
+        lines += [
+            "",
+            "[[steps]]",
+            'kind = "pin-swap"',
+            f"title = {_toml(f'Pin nixpkgs {value[:7]} to the pin of {target.label}')}",
+            "[steps.params]",
+            f"old = {_toml(value)}",
+            "new = { " + ", ".join(table) + " }",
+        ]
+        if hashes:
+            lines.append('hash = "compute"  # the fetchers carry a sha256: migrate with --nixpkgs DIR to compute it')
+    return name, "\n".join(lines) + "\n"
+
+
+def _slug(text: str) -> str:
+    """A recipe or branch name git and file systems take: other characters become `-`."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "align"

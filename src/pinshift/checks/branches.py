@@ -1,0 +1,140 @@
+"""The recipes of local branches, read straight from their commits: no checkout, nothing written.
+
+`read_branches(repository, branches, globs)` gives each branch the facts (pinshift.checks.facts)
+of the files its globs select. Git is read in bulk: one `git ls-tree` per branch and one
+`git cat-file --batch` per branch for the blobs no branch read before. A file is parsed once per
+(path, blob id), so branches that share a file share its facts (`FactsCache`, also across
+repositories). Many files are parsed in forked workers (pinshift.pool).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pinshift.checks.facts import RecipeFacts, recipe_facts
+from pinshift.content import DEFAULT_MAX_BYTES, SkippedFile
+from pinshift.errors import GitError
+from pinshift.globs import matches
+
+
+@dataclass
+class BranchRecipes:
+    """One branch's recipe files as its commit holds them, or why they could not be read (`error`)."""
+
+    repository: str  # the repository's name as shown (its directory name)
+    root: str  # where the repository is
+    branch: str
+    commit: str
+    globs: tuple[str, ...]
+    files: int = 0  # files the globs selected
+    recipes: list[RecipeFacts] = field(default_factory=list)  # in path order
+    skipped: list[str] = field(default_factory=list)  # "path: reason" of files not read
+    error: str | None = None
+
+    @property
+    def label(self) -> str:
+        """`build-vllm@main`."""
+        return f"{self.repository}@{self.branch}"
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """What pinshift.pool needs: how many worker processes (None: one per CPU for many files)."""
+
+    jobs: int | None = None
+    progress: None = None
+
+
+class FactsCache(dict):
+    """(path, blob id) -> RecipeFacts, shared by every branch read in one run."""
+
+
+class _Blobs:
+    """The bytes of the files to parse, keyed as pinshift.pool passes them; inherited by forked workers."""
+
+    fork_safe = True
+
+    def __init__(self) -> None:
+        self.data: dict[str, tuple[str, bytes]] = {}
+
+    def read(self, key: str) -> bytes:
+        return self.data[key][1]
+
+
+_BLOBS = _Blobs()
+
+
+def _facts(key: str, data: bytes | None, reason: str) -> RecipeFacts:
+    from pinshift.syntax.document import parse_document
+
+    path, data = _BLOBS.data[key] if data is None else (_BLOBS.data[key][0], data)
+    return recipe_facts(parse_document(data, path))
+
+
+def repository_name(root: Path) -> str:
+    """What a row calls a repository: its directory's name (`build-vllm`; a bare `x.git` is `x`)."""
+    name = Path(root).resolve().name
+    return name.removesuffix(".git") if name.endswith(".git") and name != ".git" else name
+
+
+def read_branches(repository, branches: Sequence[tuple[str, str]], globs: Sequence[str],
+                  max_bytes: int = DEFAULT_MAX_BYTES, cache: FactsCache | None = None,
+                  options: ReadOptions = ReadOptions(), name: str | None = None) -> list[BranchRecipes]:
+    """Each (branch, commit) of `repository` (a gitrepo.Repository) with the facts of its recipe files.
+
+    A branch git cannot read is returned with its `error`; nothing else stops the others.
+    """
+    cache = FactsCache() if cache is None else cache
+    name = name or repository_name(repository.root)
+    found: list[tuple[BranchRecipes, list[tuple[str, str]]]] = []
+    pending: dict[tuple[str, str], bytes] = {}
+    for branch, commit in branches:
+        entry = BranchRecipes(name, str(repository.root), branch, commit, tuple(globs))
+        try:
+            found.append((entry, _read_branch(repository, entry, max_bytes, cache, pending)))
+        except GitError as error:
+            entry.error = str(error)
+            found.append((entry, []))
+    _parse(pending, cache, options)
+    for entry, keys in found:
+        entry.recipes = [cache[key] for key in keys]
+    return [entry for entry, _ in found]
+
+
+def _read_branch(repository, entry: BranchRecipes, max_bytes: int, cache: FactsCache,
+                 pending: dict[tuple[str, str], bytes]) -> list[tuple[str, str]]:
+    """The (path, blob id) of each readable recipe file; new blobs' bytes go into `pending`."""
+    tree = repository.tree(entry.commit, max_bytes)
+    selected = [path for path in tree.paths() if matches(path, entry.globs)]
+    entry.files = len(selected)
+    keys = [(path, tree.blob_id(path)) for path in selected]
+    tree.prefetch([path for path, sha in keys if (path, sha) not in cache and (path, sha) not in pending])
+    readable = []
+    for path, sha in keys:
+        if (path, sha) in cache or (path, sha) in pending:
+            readable.append((path, sha))
+            continue
+        try:
+            pending[(path, sha)] = tree.read(path)
+        except SkippedFile as reason:
+            entry.skipped.append(str(reason))
+            continue
+        readable.append((path, sha))
+    return readable
+
+
+def _parse(pending: dict[tuple[str, str], bytes], cache: FactsCache, options: ReadOptions) -> None:
+    """Facts of every pending file, in forked workers when there are many."""
+    from pinshift.pool import process_files
+
+    if not pending:
+        return
+    keys = {f"{index}": key for index, key in enumerate(pending)}
+    _BLOBS.data = {index: (key[0], pending[key]) for index, key in keys.items()}
+    try:
+        for index, facts in process_files(_BLOBS, list(keys), _facts, options):
+            cache[keys[index]] = facts
+    finally:
+        _BLOBS.data = {}
