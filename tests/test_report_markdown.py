@@ -164,22 +164,26 @@ def test_documentation_diffs_come_first_and_are_left_out_last():
     assert len(headings) == 4 and "_Left out" not in full
     readme_diff = full[full.index("```diff\n--- a/README.md"):]
     readme_diff = readme_diff[: readme_diff.index("```\n", 8) + 4]
-    # Just too long: the largest recipe diff goes first (not the README's, though it is as large).
+    # Just too long: the file list goes first, every diff stays.
     text = render_markdown(plan, limit=len(full) - 100)
-    assert readme_diff in text
-    assert text.count("_Diff left out") == 1 and "_Diff left out (86 lines)" in text  # 3 + 40 + 40 + 3 header lines
+    assert "_File list left out" in text and "_Diff left out" not in text
     assert "_Left out 1 part (listed above) to stay under" in text
-    # Tighter and tighter: the README diff is the last part to go, after every recipe diff and the file list.
-    limit, last_with_readme = len(full), None
-    while limit > 500:
+    # Tighter and tighter: then the recipe diffs, largest first; the README diff goes only with the last of them.
+    recipe_diffs = {"86", "7", "5"}  # lines of the large (40 files), medium and small diffs
+    seen, readme_gone = [], None
+    for limit in range(len(full), 500, -25):
         text = render_markdown(plan, limit=limit)
         assert len(text) <= limit
+        if "_… report cut" in text:
+            break  # nothing left to leave out: the last resort
+        left_out = set(re.findall(r"_Diff left out \((\d+) lines\)", text))
+        if left_out and left_out not in seen:
+            seen.append(left_out)
         if readme_diff not in text:
-            break
-        last_with_readme, limit = text, limit - 25
-    assert last_with_readme is not None and readme_diff not in text
-    assert last_with_readme.count("_Diff left out") == 3 and "_File list left out" in last_with_readme
-    assert "_Diff left out (8 lines)" in text  # the README's (2 + 1 + 2 + 3 lines), now nothing else is left
+            assert recipe_diffs <= left_out and "_File list left out" in text, limit
+            readme_gone = limit
+    assert seen[:2] == [{"86"}, {"86", "7"}] and seen[-1] == recipe_diffs | {"8"}  # 8: the README's lines
+    assert readme_gone is not None
 
 
 def test_a_tiny_limit_still_holds(demo_plan):

@@ -8,8 +8,8 @@ group when their *message keys* are equal. The key of an item found at `path` is
 1. a leading location of its own file taken off (`path: `, `path:12: `, `path:12:5: `), because the
    item's own location is shown apart from its message (a skipped file's reason starts that way, and
    some warnings repeat it: `x.nix:7: fetchTarball has no sha256 …`);
-2. every other mention of its own file (`path`, `path:12`, `path:12:5`, or its file name alone, as
-   a whole word) written `<file>`;
+2. every other mention of its own file (`path`, `path:12`, `path:12:5`, or its file name alone) written
+   `<file>`, where it is a whole word (`x.nix.bak` and `my-x.nix` are other files);
 3. every other number written `<n>`: a run of digits that is not part of a word, a version or a
    decimal (`2 rows`, `line 12`, `other.nix:3:1`, `(and 3 more)` — but not `python313Packages`,
    `sm86`, `2.10`, `6a030d5`, `cudaPackages_12_9`).
@@ -66,9 +66,12 @@ class Location:
         return f"{self.path}:{self.line}" if self.line else self.path
 
 
+_AFTER_PATH = re.compile(r"(?::(\d+))?(?::(\d+))?: ")
+
+
 def split_location(path: str, text: str) -> tuple[Location, str]:
     """`text` without a leading `path[:line[:col]]: `, and the location it named (just `path` if none)."""
-    match = re.match(re.escape(path) + r"(?::(\d+))?(?::(\d+))?: ", text) if path else None
+    match = _AFTER_PATH.match(text, len(path)) if path and text.startswith(path) else None
     if match is None:
         return Location(path), text
     return Location(path, int(match.group(1) or 0), int(match.group(2) or 0)), text[match.end():]
@@ -77,9 +80,9 @@ def split_location(path: str, text: str) -> tuple[Location, str]:
 def _own_file_out(path: str, text: str) -> str:
     """Rule 2: the item's own path (with any `:line[:col]`) and its file name, as whole words, become <file>."""
     for name in dict.fromkeys((path, PurePosixPath(path).name)):
-        if not name:
+        if not name or name not in text:
             continue
-        pattern = r"(?<![" + _EDGE + r"./])" + re.escape(name) + r"(?::\d+){0,2}(?![" + _EDGE + r"/])"
+        pattern = r"(?<![" + _EDGE + r"./])" + re.escape(name) + r"(?::\d+){0,2}(?![" + _EDGE + r"/]|\.\w)"
         text = re.sub(pattern, FILE, text)
     return text
 

@@ -7,8 +7,8 @@ of identical edits once, its representative's diff in full and its files in a `<
 documentation groups (README, Markdown) first, then the others in step order.
 
 GitHub rejects comments over 65,536 characters, so the report stays under `limit` by leaving out,
-in this order and saying so for each: diffs of groups that are not documentation (largest first),
-file and location lists (largest first), documentation diffs (largest first); then it shortens the
+in this order and saying so for each: file and location lists (largest first), diffs of groups that
+are not documentation (largest first), documentation diffs (largest first); then it shortens the
 warnings list and, as a last resort, cuts the text. Diffs are decoded with replacement characters
 for display only.
 """
@@ -183,7 +183,7 @@ def _locations_block(key: tuple, group: MessageGroup) -> _Block:
         shown = [text[len(directory) + 1:] for text in shown]
     where = f" in {_html_code(directory + '/')}" if directory else ""
     full = _details(f"{plural(group.count, 'location')}{where}", [code(text) for text in shown])
-    return _Block(key, full, "_List left out to fit the size limit; `--format json` lists them._\n", 1)
+    return _Block(key, full, "_List left out to fit the size limit; `--format json` lists them._\n", 0)
 
 
 def _group_title(group: ChangeGroup) -> str:
@@ -230,17 +230,17 @@ class _Layout:
             self.blocks[("diff", step.index, number)] = _Block(
                 ("diff", step.index, number), f"{fence}diff\n{body}{fence}\n",
                 f"_Diff left out ({plural(lines, 'line')}) to fit the size limit; `--format text` shows it._\n",
-                2 if group.documentation else 0)
+                2 if group.documentation else 1)
         if len(group.changes) > 1:
             key = ("files", step.index, number)
             paths = frozenset(group.paths)
             if paths in listed:
                 text = f"_The same {len(paths)} files as step {listed[paths]}._\n"
-                self.blocks[key] = _Block(key, text, text, 1)
+                self.blocks[key] = _Block(key, text, text, 0)
             else:
                 listed[paths] = step.index
                 self.blocks[key] = _Block(key, self._file_list(group), "_File list left out to fit the size limit; "
-                                                                       "`--format json` lists them._\n", 1)
+                                                                       "`--format json` lists them._\n", 0)
 
     @staticmethod
     def _file_list(group: ChangeGroup) -> str:
@@ -369,12 +369,14 @@ def render_markdown(plan: Plan, limit: int = DEFAULT_LIMIT, link_base: str | Non
     layout = _Layout(plan, link_base)
     dropped: set = set()
     text = layout.render(dropped, None, limit)
-    candidates = sorted((b for b in layout.blocks.values() if b.full != b.short),
+    candidates = sorted(layout.blocks.values(),
                         key=lambda b: (b.priority, -len(b.full), b.key))
     excess = len(text) - limit
     for block in candidates:
         if excess <= 0:
             break
+        if len(block.short) >= len(block.full):
+            continue  # leaving it out would not make the comment shorter
         dropped.add(block.key)
         excess -= len(block.full) - len(block.short)
         if excess <= 0:
