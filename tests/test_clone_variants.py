@@ -132,7 +132,7 @@ def test_reports_show_clones_as_source_to_new_with_their_diffs(repo, run_cli, tm
     assert (f"#### Step 1: 7 files with this change — 28 edits; shown: <code>{PKGS}/pytorch-python313-cuda12_9-sm75-armv8_2.nix"
             f"</code> ⇒ <code>{PKGS}/pytorch-python313-cuda12_9-sm70-armv8_2.nix</code>\n") in markdown
     assert "- `pytorch-python313-cuda12_9-sm75-avx.nix` ⇒ `pytorch-python313-cuda12_9-sm70-avx.nix`\n" in markdown
-    assert "- added as copies 7 files: e.g. `pytorch-python313-cuda12_9-sm75-armv8_2.nix` ⇒ " in markdown
+    assert "- added 7 copies: e.g. `pytorch-python313-cuda12_9-sm75-armv8_2.nix` ⇒ " in markdown
     import json
 
     cloned = json.loads(run_cli(*args, "--format", "json").stdout)["steps"][0]["cloned"]

@@ -142,9 +142,10 @@ def _move_sentence(operation: str, changes: list[FileChange]) -> str:
     same = posixpath.dirname(old) == posixpath.dirname(first.path)
     pair = (f"{code(posixpath.basename(old) if same else old)} {_ARROWS[operation]} "
             f"{code(posixpath.basename(first.path) if same else first.path)}")
-    verb = "renamed" if operation == "renamed" else "added as copies"
-    example = pair if len(changes) == 1 else f"e.g. {pair}"
-    return f"- {verb} {plural(len(changes), 'file')}: {example}"
+    count = len(changes)
+    what = f"renamed {plural(count, 'file')}" if operation == "renamed" else \
+        f"added {count} {'copy' if count == 1 else 'copies'}"
+    return f"- {what}: {pair if count == 1 else f'e.g. {pair}'}"
 
 
 def step_words(step: StepPlan) -> list[str]:
