@@ -259,9 +259,12 @@ def _stem_pattern(stem: str) -> re.Pattern[bytes]:
 
 def changed_lines(change: FileChange) -> tuple[tuple[bytes, ...], ...]:
     """The change's hunks without context, file names or line numbers (the group key's lines)."""
-    if change.removed or change.before == change.after:
+    if change.removed:
         return ()
-    diff = unified_diff("x", change.before or b"", change.after or b"", context=0)
+    before, after = change.before or b"", change.after or b""  # each read once: a plan may derive them
+    if before == after:
+        return ()
+    diff = unified_diff("x", before, after, context=0)
     hunks: list[list[bytes]] = []
     for line in diff.split(b"\n")[2:]:  # after the ---/+++ lines
         if line.startswith(b"@@"):

@@ -99,9 +99,7 @@ def _text(data: bytes, names) -> str:
     return text
 
 
-def _line(change: FileChange, number: int) -> str:
-    data = change.before or b""
-    lines = data.split(b"\n")
+def _line(lines: list[bytes], number: int) -> str:
     return lines[number - 1].decode("utf-8", "replace").strip() if 0 < number <= len(lines) else ""
 
 
@@ -110,6 +108,7 @@ def edit_summaries(step: StepPlan) -> list[EditSummary]:
     found: dict[tuple[str, str, str], EditSummary] = {}
     for change in step.changed:
         names = _names(change)
+        lines = (change.before or b"").split(b"\n") if change.edits else []  # read once: a plan may derive it
         for edit in change.edits:
             reason = edit.reason.removeprefix(f"{step.kind}: ")
             before, after = _text(edit.before, names), _text(edit.after, names)
@@ -118,7 +117,7 @@ def edit_summaries(step: StepPlan) -> list[EditSummary]:
             summary.edits += 1
             summary.files[change.path] = None
             if edit.before:
-                summary.lines.add(_text(_line(change, edit.line).encode(), names))
+                summary.lines.add(_text(_line(lines, edit.line).encode(), names))
     ranked = sorted(enumerate(found.values()), key=lambda item: (-len(item[1].files), item[0]))
     return [summary for _, summary in ranked]
 
