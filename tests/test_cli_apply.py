@@ -157,8 +157,10 @@ def test_paths_and_globs_select_the_files(run_cli, tmp_path):
         (tmp_path / name).write_bytes(bump)
     result = run_cli("apply", "metadata-rev", "a", "b/three.nix", "--dry-run", cwd=tmp_path)
     assert result.exit_code == 0, result
-    changed = [line for line in result.stdout.splitlines() if line.startswith("+++ ")]
-    assert changed == ["+++ b/a/deep/two.nix", "+++ b/a/one.nix", "+++ b/b/three.nix"]
+    # The three files get the same bump: one diff, the others listed with --verbose.
+    assert [line for line in result.stdout.splitlines() if line.startswith("+++ ")] == ["+++ b/a/deep/two.nix"]
+    verbose = run_cli("apply", "metadata-rev", "a", "b/three.nix", "--dry-run", "--verbose", cwd=tmp_path)
+    assert "… and 2 more files with this change:\n  a/one.nix\n  b/three.nix\n" in verbose.stdout
     only_top = run_cli("apply", "metadata-rev", "a", "--files", "*.nix", cwd=tmp_path)
     assert only_top.stdout.splitlines()[0] == "changed  a/one.nix (1 edit)"
     assert (tmp_path / "a" / "deep" / "two.nix").read_bytes() == bump
@@ -253,7 +255,8 @@ def test_a_value_that_is_not_nix_is_a_usage_error(run_cli, tmp_path):
     (("apply", "metadata-rev", "no-such-dir"), "pinshift: error: no-such-dir: no such file or directory"),
     (("apply", "metadata-rev", "--migrations", "nowhere"), "pinshift: error: --migrations nowhere: not a directory"),
     (("apply",), "pinshift apply: error: Missing argument 'KIND'"),
-    (("apply", "metadata-rev", "--bogus"), "pinshift apply: error: No such option '--bogus'; see 'pinshift apply --help'"),
+    (("apply", "metadata-rev", "--bogus"),
+     "pinshift apply: error: No such option '--bogus'. Did you mean '--verbose'?; see 'pinshift apply --help'"),
 ])
 def test_usage_errors_exit_2_with_one_line(run_cli, tmp_path, args, message):
     (tmp_path / "x.nix").write_bytes(b"{ }\n")

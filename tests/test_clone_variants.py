@@ -119,13 +119,20 @@ def test_apply_clones_the_same_bytes_on_a_directory(repo, run_cli, tmp_path):
 def test_reports_show_clones_as_source_to_new_with_their_diffs(repo, run_cli, tmp_path):
     before = git(repo, "for-each-ref")
     args = ("migrate", str(tmp_path / "sm70.toml"), "--repo", str(repo), "--dry-run")
+    # The seven clones make the same edits (their own names, the two GPU values): one diff, the others listed.
     text = run_cli(*args).stdout
-    assert (f"cloned: {PKGS}/pytorch-python313-cuda12_9-sm75-avx.nix ⇒ {PKGS}/pytorch-python313-cuda12_9-sm70-avx.nix\n"
-            f"--- a/{PKGS}/pytorch-python313-cuda12_9-sm75-avx.nix\n+++ b/{PKGS}/pytorch-python313-cuda12_9-sm70-avx.nix\n"
+    assert (f"cloned: {PKGS}/pytorch-python313-cuda12_9-sm75-armv8_2.nix ⇒ {PKGS}/pytorch-python313-cuda12_9-sm70-armv8_2.nix\n"
+            f"--- a/{PKGS}/pytorch-python313-cuda12_9-sm75-armv8_2.nix\n+++ b/{PKGS}/pytorch-python313-cuda12_9-sm70-armv8_2.nix\n"
             ) in text
+    assert text.count("\n--- a/") == 1 and "… and 6 more files with this change (--verbose lists them)\n" in text
+    verbose = run_cli(*args, "--verbose").stdout
+    assert (f"  {PKGS}/pytorch-python313-cuda12_9-sm75-avx.nix ⇒ {PKGS}/pytorch-python313-cuda12_9-sm70-avx.nix\n"
+            in verbose)
     markdown = run_cli(*args, "--format", "markdown").stdout
-    assert (f"<summary><code>{PKGS}/pytorch-python313-cuda12_9-sm75-avx.nix</code> ⇒ "
-            f"<code>{PKGS}/pytorch-python313-cuda12_9-sm70-avx.nix</code> — 4 edits</summary>") in markdown
+    assert (f"#### Step 1: 7 files with this change — 28 edits; shown: <code>{PKGS}/pytorch-python313-cuda12_9-sm75-armv8_2.nix"
+            f"</code> ⇒ <code>{PKGS}/pytorch-python313-cuda12_9-sm70-armv8_2.nix</code>\n") in markdown
+    assert "- `pytorch-python313-cuda12_9-sm75-avx.nix` ⇒ `pytorch-python313-cuda12_9-sm70-avx.nix`\n" in markdown
+    assert "- added 7 copies: e.g. `pytorch-python313-cuda12_9-sm75-armv8_2.nix` ⇒ " in markdown
     import json
 
     cloned = json.loads(run_cli(*args, "--format", "json").stdout)["steps"][0]["cloned"]

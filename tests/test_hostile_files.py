@@ -104,7 +104,8 @@ def test_a_fifo_in_a_git_work_tree_is_skipped(tmp_path, make_repo):
 
 
 @pytest.mark.parametrize("command", [("parse", "."), ("scan", "."), ("lint", "."),
-                                     ("apply", "metadata-rev", "--dry-run"), ("apply", "metadata-rev")])
+                                     ("apply", "metadata-rev", "--dry-run", "--verbose"),
+                                     ("apply", "metadata-rev", "--verbose")])
 def test_a_symlink_loop_is_a_skipped_file(tmp_path, command):
     """`ln -s loop.nix loop.nix` was an internal error (exit 3)."""
     (tmp_path / "a.nix").write_bytes(RECIPE)

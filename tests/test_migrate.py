@@ -138,7 +138,14 @@ def test_warnings_are_listed_in_the_summary(repo, run_cli, tmp_path):
                       '[[steps]]\nkind = "word-swap"\n[steps.params]\nold = "alpha"\nnew = "gamma"\nwarn = "beta"\n')
     result = run_cli("migrate", str(recipe), "--repo", str(repo), "--migrations", str(MIGRATIONS))
     assert result.exit_code == 0, result
-    assert "warning: pkgs/a.nix:1:21: found beta" in result.stdout
+    # Three files warn the same: one line with the first location; --verbose lists each.
+    assert "warning: step 1: 3 files: found beta (first: pkgs/a.nix:1:21; --verbose lists all)" in result.stdout
+    again = run_cli("migrate", str(recipe), "--repo", str(repo), "--migrations", str(MIGRATIONS),
+                    "--branch", "warned-again", "--verbose")
+    assert again.exit_code == 0, again
+    warnings = [line for line in again.stdout.splitlines() if line.startswith("warning: ")]
+    assert warnings == ["warning: pkgs/a.nix:1:21: found beta", "warning: pkgs/b.nix:3:14: found beta",
+                        "warning: pkgs/c.nix:1:8: found beta"]
 
 
 @pytest.mark.nix

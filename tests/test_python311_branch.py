@@ -168,6 +168,12 @@ def test_report_lists_each_rename_and_validates_against_the_schema(migrated):
         (32, "pytorch-python312-cpu-avx", "pytorch-python311-cpu-avx"),  # pname
     ]
     assert all("renamed" not in step for step in report["steps"][1:])
+    # The 66 regular renames make the same two self-reference edits, each with its own name: one group;
+    # the AVX-only recipe (four edits, look-alike names) is a group of its own.
+    regular, odd = first["groups"]["changes"]
+    assert (regular["operation"], len(regular["files"]), regular["edits"]) == ("renamed", 66, 132)
+    assert (odd["operation"], odd["files"], odd["edits"]) == ("renamed", [f"{PKGS}/pytorch-python311-cpu-avx.nix"], 4)
+    assert sorted(regular["files"] + odd["files"]) == sorted(first["files_changed"])
 
 
 @pytest.mark.nix
@@ -209,13 +215,32 @@ def test_dry_run_touches_nothing(tmp_path, run_cli):
     assert "--- a/.flox/pkgs/pytorch-python312-cpu-avx.nix\n+++ b/.flox/pkgs/pytorch-python311-cpu-avx.nix" in result.stdout
 
 
+def test_text_report_shows_the_66_same_renames_once(tmp_path, run_cli):
+    root = build_python312_demo(tmp_path / "repo")
+    text = run_cli("migrate", str(RECIPE_FILE), "--repo", str(root), "--dry-run").stdout
+    step = text[text.index("step 1/4"): text.index("step 2/4")]
+    assert step.count("\nrenamed: ") == 2 and step.count("\n--- a/") == 2
+    assert (f"renamed: {PKGS}/pytorch-python312-cpu-armv8_2.nix → {PKGS}/pytorch-python311-cpu-armv8_2.nix\n"
+            f"--- a/{PKGS}/pytorch-python312-cpu-armv8_2.nix\n") in step
+    assert "… and 65 more files with this change (--verbose lists them)\n" in step
+    verbose = run_cli("migrate", str(RECIPE_FILE), "--repo", str(root), "--dry-run", "--verbose").stdout
+    assert f"\n  {PKGS}/pytorch-python312-darwin-mps.nix → {PKGS}/pytorch-python311-darwin-mps.nix\n" in verbose
+
+
 def test_markdown_report_shows_renames_with_their_diffs(tmp_path, run_cli):
     root = build_python312_demo(tmp_path / "repo")
     result = run_cli("migrate", str(RECIPE_FILE), "--repo", str(root), "--dry-run", "--format", "markdown",
                      "--markdown-limit", "400000")
     assert result.exit_code == 0, result
-    assert ("<summary><code>.flox/pkgs/pytorch-python312-darwin-mps.nix</code> → "
-            "<code>.flox/pkgs/pytorch-python311-darwin-mps.nix</code> — 2 edits</summary>") in result.stdout
+    # 66 renames make the same two self-reference edits (header comment, pname): one diff, every rename listed;
+    # the AVX-only recipe also renames its variantName and a comment naming its own file: a diff of its own.
+    pkgs = ".flox/pkgs/pytorch-python31"
+    assert (f"#### Step 1: 66 files with this change — 132 edits; shown: <code>{pkgs}2-cpu-armv8_2.nix</code> → "
+            f"<code>{pkgs}1-cpu-armv8_2.nix</code>\n") in result.stdout
+    assert "- `pytorch-python312-darwin-mps.nix` → `pytorch-python311-darwin-mps.nix`\n" in result.stdout
+    assert (f"#### Step 1: <code>{pkgs}2-cpu-avx.nix</code> → <code>{pkgs}1-cpu-avx.nix</code> — 4 edits\n"
+            in result.stdout)
+    assert "- each file's own name → its new name — 136 edits in 67 files\n" in result.stdout
     assert "| 1 | Rename the recipes from python312 to python311 | `rename-files` | 67 (67 renamed) | 136 | 0 |" \
         in result.stdout
 

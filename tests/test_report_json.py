@@ -112,3 +112,47 @@ def test_each_changed_file_names_the_parser_that_read_it(tmp_path, run_cli):
     line = next(l for l in run_cli(*args).stdout.splitlines() if l.startswith("parsed with: "))
     assert sorted(part.split(" (")[0] for part in line.removeprefix("parsed with: ").split("; ")) == [
         "libcst", "markdown-it-py", "tree-sitter-nix"]
+
+
+def check_groups(data: dict) -> None:
+    """What the schema cannot say: every changed file in exactly one change group, counts that add up."""
+    for step in data["steps"]:
+        groups = step["groups"]
+        grouped = [path for group in groups["changes"] for path in group["files"]]
+        assert sorted(grouped) == sorted(step["files_changed"])
+        assert sum(group["edits"] for group in groups["changes"]) == len(step["edits"])
+        for kind in ("warnings", "skipped", "refused"):
+            locations = [loc for group in groups[kind] for loc in group["locations"]]
+            assert len(locations) == len(step[kind])
+            for group in groups[kind]:
+                assert group["count"] == len(group["locations"])
+                assert group["files"] == len({loc["path"] for loc in group["locations"]})
+
+
+def test_groups_account_for_every_detail(tmp_path, fixture_plan):
+    check_groups(validate(render_json(fixture_plan)))
+    demo = validate(render_json(build_plan(write_tree(tmp_path / "demo", demo_files()))))
+    check_groups(demo)
+    assert [len(g["files"]) for s in demo["steps"] for g in s["groups"]["changes"]] == [66, 7, 59]
+
+
+def test_the_schema_checks_the_groups_and_keeps_them_optional(fixture_plan):
+    schema = json.loads(SCHEMA_FILE.read_text())
+    validator = jsonschema.Draft202012Validator(schema)
+    data = json.loads(render_json(fixture_plan))
+    older = json.loads(render_json(fixture_plan))
+    for step in older["steps"]:
+        del step["groups"]  # a report written before the key existed is still a valid pinshift.report/1
+    validator.validate(older)
+    broken = [
+        ("count", lambda g: g["groups"]["warnings"][0].update(count=0)),
+        ("locations", lambda g: g["groups"]["warnings"][0].update(locations=[])),
+        ("unknown key", lambda g: g["groups"]["warnings"][0].update(where="x")),
+        ("operation", lambda g: g["groups"]["changes"][0].update(operation="moved")),
+        ("no files", lambda g: g["groups"]["changes"][0].update(files=[])),
+        ("missing list", lambda g: g["groups"].pop("notes")),
+    ]
+    for name, spoil in broken:
+        copy = json.loads(json.dumps(data))
+        spoil(copy["steps"][0])
+        assert not validator.is_valid(copy), name

@@ -89,21 +89,46 @@ def test_title_names_recipe_base_and_target(fixture_plan):
 def test_warnings_link_to_the_line_in_the_commit_the_step_read(tmp_path):
     plan = build_plan(write_tree(tmp_path, fixture_files()), committed=True)
     text = render_markdown(plan, link_base=LINK + "/")
-    assert (
-        f"- [`.flox/pkgs/pytorch-python313-darwin-mps.nix:8`]({LINK}/blob/{'1' * 40}"
-        f"/.flox/pkgs/pytorch-python313-darwin-mps.nix#L8): check by hand: You can add the sha256 (step 1)"
-    ) in text
+    sm90 = ".flox/pkgs/pytorch-python313-cuda12_9-sm90-avx512.nix"
+    # Two files with the same warning: one item, the first location linked (step 1 read the base commit)...
+    assert (f"- **2 files**: check by hand: You can add the sha256 — first: [`{sm90}:8`]({LINK}/blob/{'1' * 40}"
+            f"/{sm90}#L8) (step 1)\n") in text
+    # ... and every location in the list under it.
+    assert ("<details><summary>2 locations in <code>.flox/pkgs/</code></summary>\n\n"
+            "- `pytorch-python313-cuda12_9-sm90-avx512.nix:8:7`\n- `pytorch-python313-darwin-mps.nix:8:7`\n") in text
     plain = render_markdown(plan)
-    assert "- `.flox/pkgs/pytorch-python313-darwin-mps.nix:8`: check by hand" in plain
+    assert f"— first: `{sm90}:8` (step 1)" in plain
     assert "](http" not in plain
 
 
-def test_every_changed_file_has_a_collapsible_diff(fixture_plan):
+def test_a_later_steps_warning_links_to_the_previous_steps_commit():
+    warned = FileChange("a.nix", Outcome.UNCHANGED, warnings=[Warning("a.nix", 3, 1, "look here")])
+    plan = Plan("r", [StepPlan(1, 2, "k", "one", {}, commit="2" * 40),
+                      StepPlan(2, 2, "k", "two", {}, files=[warned], commit="3" * 40)], dry_run=False)
+    text = render_markdown(plan, link_base=LINK)
+    assert f"- [`a.nix:3`]({LINK}/blob/{'2' * 40}/a.nix#L3): look here (step 2)\n" in text
+
+
+def diff_headings(text: str) -> list[str]:
+    return re.findall(r"^#### (Step \d+: .*)$", text, re.M)
+
+
+def test_each_group_shows_one_diff_and_lists_its_files(fixture_plan, demo_plan):
+    # The fixture's six changes all differ (CRLF, indentation, no final newline): six diffs, no file lists.
     text = render_markdown(fixture_plan)
-    changed = sum(len(s.changed) for s in fixture_plan.steps)
-    assert text.count("<details>") == text.count("</details>") == changed
-    assert fences(text) == ["diff"] * changed
+    assert fences(text) == ["diff"] * 6 and len(diff_headings(text)) == 6
+    assert text.count("files with this change") == 0
     assert "Caf\ufffd build" in text  # Latin-1 bytes shown with replacement characters
+    # The demo's 132 changes are three distinct ones: three diffs, each group's files in a <details> list.
+    text = render_markdown(demo_plan)
+    assert fences(text) == ["diff"] * 3
+    assert [h.split(" —")[0] for h in diff_headings(text)] == [
+        "Step 1: 66 files with this change", "Step 2: 7 files with this change", "Step 2: 59 files with this change"]
+    summaries = re.findall(r"<details><summary>(.*?)</summary>", text)
+    assert summaries == ["66 locations in <code>.flox/pkgs/</code>", "66 files in <code>.flox/pkgs/</code>",
+                         "7 files in <code>.flox/pkgs/</code>", "59 files in <code>.flox/pkgs/</code>"]
+    assert text.count("<details>") == text.count("</details>") == 4
+    assert len(text) < 20_000
 
 
 def test_refused_and_skipped_files_are_listed(fixture_plan):
@@ -112,45 +137,53 @@ def test_refused_and_skipped_files_are_listed(fixture_plan):
     assert "- **skipped** (step 2): .flox/pkgs/blob.nix: binary file (NUL byte); skipped" in text
 
 
-def diff_blocks(text: str) -> dict[tuple[int, str], tuple[str, int]]:
-    """(step, path) -> ("kept" | "left out", characters) for every file in the Changes section."""
-    found, step = {}, 0
-    for match in re.finditer(
-        r"^### Step (\d+)|^(<details><summary><code>(.*?)</code>.*?</details>\n)|^- <code>(.*?)</code> .*? diff left out",
-        text, re.M | re.S,
-    ):
-        if match.group(1):
-            step = int(match.group(1))
-        elif match.group(2):
-            found[(step, match.group(3))] = ("kept", len(match.group(2)))
-        else:
-            found[(step, match.group(4))] = ("left out", 0)
-    return found
+def _edited(path: str, number: int, lines: int, language: str = "nix") -> FileChange:
+    before = "".join(f"line {i}\n" for i in range(lines)).encode()
+    after = before.replace(b"line 0\n", f"changed {number}\n".encode())
+    return FileChange(path, Outcome.CHANGED, language, before=before, after=after)
 
 
-def test_diffs_are_left_out_largest_first_to_fit_the_limit(demo_plan):
-    full = diff_blocks(render_markdown(demo_plan, limit=10**9))
-    text = render_markdown(demo_plan, limit=40_000)
-    assert len(text) <= 40_000
-    blocks = diff_blocks(text)
-    assert blocks.keys() == full.keys() and len(blocks) == 132
-    kept = [full[k][1] for k, (state, _) in blocks.items() if state == "kept"]
-    left_out = [full[k][1] for k, (state, _) in blocks.items() if state == "left out"]
-    assert kept and left_out
-    assert min(left_out) >= max(kept)
-    assert f"_Left out {len(left_out)} diffs of 132 (largest first) to stay under 40,000 characters" in text
-    [table] = tables(text)
-    assert len(table) == 3
-    assert text.count("<details>") == text.count("</details>") == len(kept) == len(fences(text))
+def _sized_plan() -> Plan:
+    """A README change (documentation) and three distinct recipe changes of growing size, one of them in 40 files."""
+    readme = FileChange("README.md", Outcome.CHANGED, "markdown", before=b"# x\n" + b"row\n" * 30,
+                        after=b"# y\n" + b"row\n" * 30)
+    small, medium = _edited("pkgs/small.nix", 1, 1), _edited("pkgs/medium.nix", 2, 3)
+    large = [_edited(f"pkgs/large-{i:02}-with-a-long-name.nix", 3, 3) for i in range(40)]
+    for change in large:  # the same change in 40 files, with a long diff
+        change.before = b"line 0\n" + b"".join(b"context %d\n" % i for i in range(3)) + b"tail\n" * 40
+        change.after = change.before.replace(b"tail\n" * 40, b"new\n" * 40)
+    return Plan("r", [StepPlan(1, 2, "k", "recipes", {}, files=[small, medium, *large]),
+                      StepPlan(2, 2, "readme-branch-table", "readme", {}, files=[readme])])
 
 
-def test_the_largest_diff_goes_first(fixture_plan):
-    full_text = render_markdown(fixture_plan, limit=10**9)
-    full = diff_blocks(full_text)
-    largest = max(full, key=lambda k: full[k][1])
-    text = render_markdown(fixture_plan, limit=len(full_text) - 200)
-    assert [k for k, (state, _) in diff_blocks(text).items() if state == "left out"] == [largest]
-    assert "_Left out 1 diff of 6 (largest first)" in text
+def test_documentation_diffs_come_first_and_are_left_out_last():
+    plan = _sized_plan()
+    full = render_markdown(plan, limit=10**9)
+    headings = diff_headings(full)
+    assert headings[0].startswith("Step 2: <code>README.md</code>")  # documentation first, though step 2
+    assert len(headings) == 4 and "_Left out" not in full
+    readme_diff = full[full.index("```diff\n--- a/README.md"):]
+    readme_diff = readme_diff[: readme_diff.index("```\n", 8) + 4]
+    # Just too long: the file list goes first, every diff stays.
+    text = render_markdown(plan, limit=len(full) - 100)
+    assert "_File list left out" in text and "_Diff left out" not in text
+    assert "_Left out 1 part (listed above) to stay under" in text
+    # Tighter and tighter: then the recipe diffs, largest first; the README diff goes only with the last of them.
+    recipe_diffs = {"86", "7", "5"}  # lines of the large (40 files), medium and small diffs
+    seen, readme_gone = [], None
+    for limit in range(len(full), 500, -25):
+        text = render_markdown(plan, limit=limit)
+        assert len(text) <= limit
+        if "_… report cut" in text:
+            break  # nothing left to leave out: the last resort
+        left_out = set(re.findall(r"_Diff left out \((\d+) lines\)", text))
+        if left_out and left_out not in seen:
+            seen.append(left_out)
+        if readme_diff not in text:
+            assert recipe_diffs <= left_out and "_File list left out" in text, limit
+            readme_gone = limit
+    assert seen[:2] == [{"86"}, {"86", "7"}] and seen[-1] == recipe_diffs | {"8"}  # 8: the README's lines
+    assert readme_gone is not None
 
 
 def test_a_tiny_limit_still_holds(demo_plan):

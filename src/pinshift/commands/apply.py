@@ -217,21 +217,34 @@ def step_globs(paths: tuple[str, ...], globs: tuple[str, ...]) -> tuple[str, ...
 # --- output ------------------------------------------------------------------------------------
 
 
-def summary(step, written: bool) -> str:
-    """One line per file that changed, was skipped or refused; warnings; a count line."""
-    from pinshift.report.text import with_path
+def _changed_lines(group, verb: str, verbose: bool) -> list[str]:
+    """`changed  path (1 edit)` per file; a group of files changed the same way is one line unless `verbose`."""
     from pinshift.report.totals import plural
 
-    lines = [f"note: {note}" for note in step.notes]
+    def one(c) -> str:
+        return f"removed  {c.path}" if c.removed else f"{c.operation or verb}  {c.label} ({plural(len(c.edits), 'edit')})"
+
+    if verbose or len(group.changes) == 1:
+        return [one(c) for c in group.changes]
+    edits = "" if group.operation == "removed" else f", {plural(group.edits, 'edit')}"
+    return [f"{group.operation or verb}  {len(group.changes)} files with the same change{edits} "
+            f"(first: {group.representative.label}; --verbose lists all)"]
+
+
+def summary(step, written: bool, verbose: bool = False) -> str:
+    """Notes, changed, skipped and refused files, warnings (one line per group, or each with `verbose`); a count line."""
+    from pinshift.report.groups import (change_groups, group_lines, note_groups, refused_groups, run_notes,
+                                        skipped_groups, warning_groups)
+    from pinshift.report.totals import plural
+
+    lines = [f"note: {note}" for note in run_notes(step)]
+    lines.extend(f"note: {line}" for line in group_lines(note_groups(step), verbose))
     verb = "changed" if written else "would change"
-    for c in step.changed:
-        if c.removed:
-            lines.append(f"removed  {c.path}")
-        else:
-            lines.append(f"{c.operation or verb}  {c.label} ({plural(len(c.edits), 'edit')})")
-    lines.extend(f"skipped  {with_path(c)}" for c in step.skipped)
-    lines.extend(f"refused  {with_path(c)}" for c in step.refused)
-    lines.extend(f"warning: {w}" for w in step.warnings)
+    for group in change_groups(step):
+        lines.extend(_changed_lines(group, verb, verbose))
+    lines.extend(f"skipped  {line}" for line in group_lines(skipped_groups(step), verbose))
+    lines.extend(f"refused  {line}" for line in group_lines(refused_groups(step), verbose))
+    lines.extend(f"warning: {line}" for line in group_lines(warning_groups(step), verbose))
     operations = f" ({step.operation_counts})" if step.operation_counts else ""
     lines.append(f"{step.kind}: {plural(len(step.changed), 'file')} {verb}{operations}, {plural(step.edit_count, 'edit')}, "
                  f"{plural(len(step.warnings), 'warning')}, {len(step.skipped)} skipped, {len(step.refused)} refused")
@@ -289,23 +302,23 @@ def run_apply(options: ApplyOptions, report) -> int:
         code = emit(plan, report)
         return max(code, 1) if problem else code
     if problem:
-        from pinshift.report.text import with_path
+        from pinshift.report.groups import group_lines, refused_groups, warning_groups
 
-        for change in step.refused:
-            click.echo(printable(f"refused  {with_path(change)}"), err=True)
-        for warning in step.warnings:
-            click.echo(printable(f"warning: {warning}"), err=True)
+        for line in group_lines(refused_groups(step), report.verbose):
+            click.echo(printable(f"refused  {line}"), err=True)
+        for line in group_lines(warning_groups(step), report.verbose):
+            click.echo(printable(f"warning: {line}"), err=True)
         click.echo(printable(f"pinshift: {step.kind} failed: {problem}; no file written"), err=True)
         return 1
     write_changes(step, selected)
     if report.format or report.output:
-        click.echo(summary(step, written=True), nl=False, err=True)
+        click.echo(summary(step, written=True, verbose=report.verbose), nl=False, err=True)
         try:
             return emit(plan, report)
         except PinshiftError as error:
             changed = "the file above was" if len(step.changed) == 1 else f"the {len(step.changed)} files above were"
             raise IncompleteRun(f"{error}; {changed} changed all the same") from None
-    click.echo(summary(step, written=True), nl=False)
+    click.echo(summary(step, written=True, verbose=report.verbose), nl=False)
     return 0
 
 

@@ -11,8 +11,12 @@ from pinshift.display import printable
 from pinshift.report import emit, options_from, progress_bar, report_options
 
 
-def summary(result) -> str:
-    """Branch, base, one line per step (commit id and counts), warnings, and how to inspect the result."""
+def summary(result, verbose: bool = False) -> str:
+    """Branch, base, one line per step (commit id and counts), warnings, and how to inspect the result.
+
+    Repeated warnings and skipped files are one line per step and finding (`--verbose`: each one).
+    """
+    from pinshift.report.groups import group_lines, skipped_groups, warning_groups
     from pinshift.report.totals import plural, short
 
     migration, plan = result.migration, result.plan
@@ -36,10 +40,10 @@ def summary(result) -> str:
         lines.append(f"  {step.index}/{step.total} {commit} {step.title} — {counts}")
     for index, notes in sorted(migration.notes.items()):
         lines.extend(f"note: step {index}: {note}" for note in notes)
-    for warning in plan.warnings:
-        lines.append(f"warning: {warning}")
     for step in plan.steps:
-        lines.extend(f"skipped: {change.reason or change.path}" for change in step.skipped)
+        lines.extend(f"warning: {line}" for line in group_lines(warning_groups(step), verbose, with_step=True))
+    for step in plan.steps:
+        lines.extend(f"skipped: {line}" for line in group_lines(skipped_groups(step), verbose, with_step=True))
     if result.pushed:
         lines.append(f"pushed  {migration.target} to {result.pushed}")
     if result.interrupted:
@@ -84,9 +88,9 @@ def run_migration(options, report, verify=None) -> int:
         click.echo(f"pinshift: {line}", err=True)
     result = run(migration, planned)
     if report.format or report.output:
-        click.echo(summary(result), err=True, nl=False)
+        click.echo(summary(result, report.verbose), err=True, nl=False)
         return emit(planned, report)
-    click.echo(summary(result), nl=False)
+    click.echo(summary(result, report.verbose), nl=False)
     return 0
 
 

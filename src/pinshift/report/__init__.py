@@ -22,6 +22,7 @@ from pinshift.report.progress import ProgressBar, progress_bar  # noqa: F401  (r
 
 DEFAULT_MARKDOWN_LIMIT = 65_000  # GitHub rejects comments over 65,536 characters
 _LIMIT_KEY = "pinshift.report.markdown_limit"
+_VERBOSE_KEY = "pinshift.report.verbose"
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,7 @@ class ReportOptions:
     color: bool | None = None  # None = decide from the terminal and NO_COLOR
     check: bool = False  # exit 1 when the plan would still change something
     markdown_limit: int = DEFAULT_MARKDOWN_LIMIT  # characters; diffs are left out (largest first) to fit
+    verbose: bool = False  # text: list every file of a group and every repeated warning, not one line per group
 
 
 def _remember_limit(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
@@ -42,8 +44,13 @@ def _remember_limit(ctx: click.Context, param: click.Parameter, value: int | Non
     return value
 
 
+def _remember_verbose(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    ctx.meta[_VERBOSE_KEY] = bool(value)
+    return value
+
+
 def report_options(command):
-    """The shared report flags: --format, --output, --no-color, --check (and --markdown-limit)."""
+    """The shared report flags: --format, --output, --no-color, --check (and --markdown-limit, --verbose)."""
     options = [
         click.option("--format", "report_format", type=click.Choice(["text", "markdown", "json"]), default=None,
                      help="Report format (default: text)."),
@@ -54,6 +61,9 @@ def report_options(command):
         click.option("--markdown-limit", type=int, default=None, expose_value=False, callback=_remember_limit,
                      metavar="CHARS", help=f"Longest Markdown report; larger diffs are left out "
                                            f"(default: {DEFAULT_MARKDOWN_LIMIT})."),
+        click.option("--verbose", "-v", is_flag=True, expose_value=False, callback=_remember_verbose,
+                     help="List every file of each group of identical edits and every repeated warning, note, "
+                          "skipped and refused file (text output; Markdown and JSON always list them)."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -65,8 +75,10 @@ def options_from(report_format, report_output, no_color, check) -> ReportOptions
     if report_output:
         check_output_path(report_output)
     ctx = click.get_current_context(silent=True)
-    limit = ctx.meta.get(_LIMIT_KEY, DEFAULT_MARKDOWN_LIMIT) if ctx is not None else DEFAULT_MARKDOWN_LIMIT
-    return ReportOptions(report_format, report_output, False if no_color else None, check, limit)
+    meta = ctx.meta if ctx is not None else {}
+    limit = meta.get(_LIMIT_KEY, DEFAULT_MARKDOWN_LIMIT)
+    return ReportOptions(report_format, report_output, False if no_color else None, check, limit,
+                         meta.get(_VERBOSE_KEY, False))
 
 
 def use_color(options: ReportOptions, stream) -> bool:
@@ -102,7 +114,7 @@ def render(plan: Plan, options: ReportOptions, color: bool = False) -> str:
         return render_markdown(plan, options.markdown_limit, link_base(plan))
     from pinshift.report.text import render_text
 
-    return render_text(plan, color=color)
+    return render_text(plan, color=color, verbose=options.verbose)
 
 
 def check_output_path(target: str | os.PathLike) -> Path:
@@ -144,11 +156,23 @@ def _write_file(target: str, text: str) -> None:
         raise UsageError(f"--output {target}: cannot write ({error.strerror or error})") from None
 
 
+def finding_lines(plan: Plan, verbose: bool = False) -> list[str]:
+    """`warning: …` then `refused: …` lines for stderr, grouped per step; `step N: ` when the plan has several."""
+    from pinshift.report.groups import group_lines, refused_groups, warning_groups
+
+    several = len(plan.steps) > 1
+    lines = [f"warning: {line}" for step in plan.steps
+             for line in group_lines(warning_groups(step), verbose, with_step=several)]
+    return lines + [f"refused: {line}" for step in plan.steps
+                    for line in group_lines(refused_groups(step), verbose, with_step=several)]
+
+
 def emit(plan: Plan, options: ReportOptions) -> int:
     """Write the report of `plan` where `options` say; return the exit code `--check` asks for.
 
     Warnings and refused files also go to stderr, so they are seen when the report
-    goes to a file or a pipe. Returns 1 under --check when the plan would change a file.
+    goes to a file or a pipe: one line per group of the same finding (`--verbose`: every
+    one). Returns 1 under --check when the plan would change a file.
     """
     stdout = sys.stdout
     text = render(plan, options, color=use_color(options, stdout))
@@ -156,12 +180,8 @@ def emit(plan: Plan, options: ReportOptions) -> int:
         _write_file(options.output, text)
     else:
         click.echo(text, nl=False, color=True)
-    for warning in plan.warnings:
-        click.echo(f"pinshift: warning: {printable(str(warning))}", err=True)
-    for change in plan.refused:
-        from pinshift.report.text import with_path
-
-        click.echo(f"pinshift: refused: {printable(with_path(change))}", err=True)
+    for line in finding_lines(plan, options.verbose):
+        click.echo(f"pinshift: {printable(line)}", err=True)
     if options.output:
         click.echo(f"pinshift: report written to {options.output}", err=True)
     return 1 if options.check and plan.would_change else 0

@@ -3,6 +3,8 @@
 Every value comes straight from the Plan. Bytes (edit before/after) are decoded
 as UTF-8 with U+FFFD for undecodable bytes: the report is for reading, the
 commits hold the exact bytes. Keys keep a fixed order so reports diff cleanly.
+Each part of the report is built by its own function (`_step`, `_groups`, ...),
+so the parts can be written out one after another.
 """
 
 from __future__ import annotations
@@ -11,8 +13,11 @@ import json
 from dataclasses import asdict
 from typing import Any
 
+from pinshift.diff import diff_text
 from pinshift.languages import parser_name
 from pinshift.plan import AppliedEdit, FileChange, Plan, StepPlan, Warning
+from pinshift.report.groups import (ChangeGroup, Location, MessageGroup, change_groups, note_groups, refused_groups,
+                                    skipped_groups, warning_groups)
 from pinshift.report.totals import totals
 
 SCHEMA = "pinshift.report/1"
@@ -49,6 +54,33 @@ def _file_operations(step: StepPlan) -> dict[str, Any]:
     return found
 
 
+def _location(location: Location) -> dict[str, Any]:
+    return {"path": location.path, "line": location.line, "column": location.column}
+
+
+def _message_group(group: MessageGroup) -> dict[str, Any]:
+    return {"message": group.message, "count": group.count, "files": group.files,
+            "locations": [_location(location) for location in group.locations]}
+
+
+def _change_group(group: ChangeGroup) -> dict[str, Any]:
+    change = group.representative
+    diff = "" if change.removed else diff_text(change.path, change.before or b"", change.after or b"",
+                                               old_path=change.old_path or change.source)
+    return {"operation": group.operation, "files": group.paths, "edits": group.edits, "diff": diff}
+
+
+def _groups(step: StepPlan) -> dict[str, Any]:
+    """Identical edits and repeated findings, grouped as the text and Markdown reports show them (added within /1)."""
+    return {
+        "changes": [_change_group(g) for g in change_groups(step)],
+        "warnings": [_message_group(g) for g in warning_groups(step)],
+        "notes": [_message_group(g) for g in note_groups(step)],
+        "skipped": [_message_group(g) for g in skipped_groups(step)],
+        "refused": [_message_group(g) for g in refused_groups(step)],
+    }
+
+
 def _step(step: StepPlan) -> dict[str, Any]:
     data = {
         "index": step.index,
@@ -67,6 +99,7 @@ def _step(step: StepPlan) -> dict[str, Any]:
         "commit": step.commit or None,
     }
     data.update(_file_operations(step))
+    data["groups"] = _groups(step)
     return data
 
 

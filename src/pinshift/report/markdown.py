@@ -1,24 +1,35 @@
-"""The pull-request comment: title, summary table, warnings with links, per-file diffs.
+"""The pull-request comment: what changed in words, then one diff per group of identical edits.
 
-GitHub rejects comments over 65,536 characters, so the report stays under
-`limit` by leaving out diffs, largest first, and saying so; if even that is not
-enough it shortens the warnings list and, as a last resort, cuts the text.
-Diffs are decoded with replacement characters for display only.
+In order: title and counts, the summary table, **What changed** (per step, its distinct edits in
+words, `report.words`, and its notes), warnings and refused/skipped files (one item per group of
+the same finding, `report.groups`, every location in a `<details>` list), then **Diffs**: each group
+of identical edits once, its representative's diff in full and its files in a `<details>` list —
+documentation groups (README, Markdown) first, then the others in step order.
+
+GitHub rejects comments over 65,536 characters, so the report stays under `limit` by leaving out,
+in this order and saying so for each: file and location lists (largest first), diffs of groups that
+are not documentation (largest first), documentation diffs (largest first); then it shortens the
+warnings list and, as a last resort, cuts the text. Diffs are decoded with replacement characters
+for display only.
 """
 
 from __future__ import annotations
 
 import html
+import posixpath
 from dataclasses import dataclass
 
 from pinshift.diff import diff_text
 from pinshift.display import printable
-from pinshift.plan import FileChange, Plan, StepPlan, Warning
-from pinshift.report.text import with_path
+from pinshift.plan import FileChange, Plan, StepPlan
+from pinshift.report.groups import (ChangeGroup, Location, MessageGroup, change_groups, note_groups, refused_groups,
+                                    run_notes, skipped_groups, warning_groups)
 from pinshift.report.totals import endpoint, parsers_line, plural, short, totals
+from pinshift.report.words import NEW_NAME, OLD_NAME, EditSummary, edit_summaries, moved, shorten
 
 DEFAULT_LIMIT = 65_000
 _CUT_MARK = "\n\n_… report cut to stay under the size limit._\n"
+_SENTENCES = 8  # distinct edits described per step; the diffs show the rest
 
 
 def cell(text: str) -> str:
@@ -43,21 +54,8 @@ def _fence(body: str) -> str:
     return fence
 
 
-@dataclass(frozen=True)
-class _Diff:
-    """One file's diff block in the Changes section; `key` identifies it for truncation."""
-
-    key: tuple[int, str]
-    summary: str
-    body: str
-
-    def full(self) -> str:
-        fence = _fence(self.body)
-        return f"<details><summary>{self.summary}</summary>\n\n{fence}diff\n{self.body}{fence}\n\n</details>\n"
-
-    def left_out(self) -> str:
-        lines = self.body.count("\n")
-        return f"- {self.summary} — diff left out ({plural(lines, 'line')})"
+def _html_code(path: str) -> str:
+    return f"<code>{html.escape(printable(path))}</code>"
 
 
 _ARROWS = {"renamed": "→", "cloned": "⇒"}
@@ -65,20 +63,13 @@ _ARROWS = {"renamed": "→", "cloned": "⇒"}
 
 def _names(change: FileChange) -> str:
     """`<code>path</code>`, or `<code>old</code> → <code>new</code>` for a renamed (⇒ cloned) file."""
-    new = f"<code>{html.escape(printable(change.path))}</code>"
     old = change.old_path or change.source
-    return new if old is None else f"<code>{html.escape(printable(old))}</code> {_ARROWS[change.operation]} {new}"
+    new = _html_code(change.path)
+    return new if old is None else f"{_html_code(old)} {_ARROWS[change.operation]} {new}"
 
 
 def _has_diff(change: FileChange) -> bool:
     return not change.removed and change.before != change.after
-
-
-def _diff(step: StepPlan, change: FileChange) -> _Diff:
-    summary = f"{_names(change)} — {plural(len(change.edits), 'edit')}"
-    body = printable(diff_text(change.path, change.before or b"", change.after or b"",
-                               old_path=change.old_path or change.source), keep_newlines=True, keep_final_cr=True)
-    return _Diff((step.index, change.path), summary, body)
 
 
 def _input_commit(plan: Plan, step: StepPlan) -> str:
@@ -87,20 +78,188 @@ def _input_commit(plan: Plan, step: StepPlan) -> str:
     return previous[-1] if previous else plan.base_commit
 
 
-def _where(warning: Warning, commit: str, link_base: str | None) -> str:
-    label = f"{warning.path}:{warning.line}" if warning.line else warning.path
-    if link_base and commit and warning.line:
-        return f"[{code(label)}]({link_base.rstrip('/')}/blob/{commit}/{warning.path}#L{warning.line})"
+def _where(location: Location, commit: str, link_base: str | None) -> str:
+    label = f"{location.path}:{location.line}" if location.line else location.path
+    if link_base and commit and location.line:
+        return f"[{code(label)}]({link_base.rstrip('/')}/blob/{commit}/{location.path}#L{location.line})"
     return code(label)
 
 
+def _directory(paths: list[str]) -> str:
+    """The directory every path is in (`.flox/pkgs`), or "" when they are not all in one."""
+    parents = {posixpath.dirname(path) for path in paths}
+    return parents.pop() if len(parents) == 1 else ""
+
+
+def _with_blocks(entries: list[tuple[str, str]]) -> list[str]:
+    """List items, each followed by its block (a `<details>` list) set apart by blank lines; a blank line at the end."""
+    lines: list[str] = []
+    for line, block in entries:
+        lines.append(line)
+        if block:
+            lines.extend(["", block.rstrip("\n"), ""])
+    return lines + ([""] if lines and lines[-1] else [])
+
+
+def _details(summary: str, items: list[str]) -> str:
+    return f"<details><summary>{summary}</summary>\n\n" + "".join(f"- {item}\n" for item in items) + "\n</details>\n"
+
+
+# --- what changed, in words ------------------------------------------------------------------------
+
+
+def _what(summary: EditSummary) -> str:
+    if summary.before == OLD_NAME and summary.after == NEW_NAME:
+        return "each file's own name → its new name"
+    if summary.before and summary.after:
+        return f"{code(shorten(summary.before))} → {code(shorten(summary.after))}"
+    if summary.after:
+        return f"inserted {code(shorten(summary.after))}"
+    return f"removed {code(shorten(summary.before))}"
+
+
+def sentence(summary: EditSummary) -> str:
+    """`` `6a030d5…` → `0182a36…` in `url = …` — 66 files ``: one distinct edit of a step, counted."""
+    where = f" in {code(summary.where)}" if summary.where else ""
+    reason = f" ({cell(summary.informative_reason)})" if summary.informative_reason else ""
+    files = list(summary.files)
+    if len(files) == 1:
+        count = code(files[0]) + (f", {summary.edits} edits" if summary.edits > 1 else "")
+    elif summary.edits == len(files):
+        count = plural(len(files), "file")
+    else:
+        count = f"{summary.edits} edits in {plural(len(files), 'file')}"
+    return f"- {_what(summary)}{where}{reason} — {count}"
+
+
+def _move_sentence(operation: str, changes: list[FileChange]) -> str:
+    if operation == "removed":
+        names = ", ".join(code(c.path) for c in changes[:5])
+        more = f" and {len(changes) - 5} more" if len(changes) > 5 else ""
+        return f"- removed {plural(len(changes), 'file')}: {names}{more}"
+    first = changes[0]
+    old = first.old_path or first.source or ""
+    same = posixpath.dirname(old) == posixpath.dirname(first.path)
+    pair = (f"{code(posixpath.basename(old) if same else old)} {_ARROWS[operation]} "
+            f"{code(posixpath.basename(first.path) if same else first.path)}")
+    count = len(changes)
+    what = f"renamed {plural(count, 'file')}" if operation == "renamed" else \
+        f"added {count} {'copy' if count == 1 else 'copies'}"
+    return f"- {what}: {pair if count == 1 else f'e.g. {pair}'}"
+
+
+def step_words(step: StepPlan) -> list[str]:
+    """The lines describing one step: moves, then its distinct edits (at most 8), or that it changed nothing."""
+    lines = [_move_sentence(operation, changes) for operation, changes in moved(step)]
+    summaries = [s for s in edit_summaries(step) if s.before or s.after]
+    lines.extend(sentence(s) for s in summaries[:_SENTENCES])
+    if len(summaries) > _SENTENCES:
+        rest = len(summaries) - _SENTENCES
+        lines.append(f"- … and {rest} more distinct {'edit' if rest == 1 else 'edits'} (the diffs below show them)")
+    if not step.changed:
+        lines.append("- nothing to change")
+    elif not lines:
+        lines.append(f"- {plural(len(step.changed), 'file')} changed (the diffs below show how)")
+    return lines
+
+
+# --- grouped findings ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Block:
+    """A part of the comment that can be left out to fit the limit: `full` when kept, `short` when not."""
+
+    key: tuple
+    full: str
+    short: str
+    priority: int  # lower is left out first
+
+
+def _locations_block(key: tuple, group: MessageGroup) -> _Block:
+    paths = [location.path for location in group.locations]
+    directory = _directory(paths)
+    shown = [str(location) for location in group.locations]
+    if directory:
+        shown = [text[len(directory) + 1:] for text in shown]
+    where = f" in {_html_code(directory + '/')}" if directory else ""
+    full = _details(f"{plural(group.count, 'location')}{where}", [code(text) for text in shown])
+    return _Block(key, full, "_List left out to fit the size limit; `--format json` lists them._\n", 0)
+
+
+def _group_title(group: ChangeGroup) -> str:
+    """`<code>README.md</code> — 6 edits`, `66 files with this change — 66 edits; shown: <code>…</code>`, `removed 3 files`."""
+    change, count = group.representative, len(group.changes)
+    if change.removed:
+        return f"removed {_html_code(change.path)}" if count == 1 else f"removed {count} files"
+    detail = plural(group.edits, "edit") if _has_diff(change) else "no change inside"
+    if count == 1:
+        return f"{_names(change)} — {detail}"
+    return f"{count} files with this change — {detail}; {'shown' if _has_diff(change) else 'first'}: {_names(change)}"
+
+
 class _Layout:
-    """Everything but the diffs is fixed; the diffs and warning list shrink to fit the limit."""
+    """Everything but the droppable blocks is fixed; the blocks shrink to fit the limit."""
 
     def __init__(self, plan: Plan, link_base: str | None):
         self.plan = plan
         self.link_base = link_base
-        self.diffs = {d.key: d for s in plan.steps for d in (_diff(s, c) for c in s.changed if _has_diff(c))}
+        self.blocks: dict[tuple, _Block] = {}
+        self.groups = [(step, number, group) for step in plan.steps
+                       for number, group in enumerate(change_groups(step))]
+        self.groups.sort(key=lambda item: (not item[2].documentation, item[0].index, item[1]))
+        self.finding_groups = {(step.index, kind): groups for step in plan.steps for kind, groups in (
+            ("warning", warning_groups(step)), ("note", note_groups(step)),
+            ("refused", refused_groups(step)), ("skipped", skipped_groups(step)))}
+        for (index, kind), groups in self.finding_groups.items():
+            for number, group in enumerate(groups):
+                if group.count > 1:
+                    key = ("locations", index, kind, number)
+                    self.blocks[key] = _locations_block(key, group)
+        listed: dict[frozenset, int] = {}
+        for step, number, group in self.groups:
+            self._add_group_blocks(step, number, group, listed)
+
+    def _add_group_blocks(self, step: StepPlan, number: int, group: ChangeGroup, listed: dict) -> None:
+        change = group.representative
+        if _has_diff(change):
+            body = printable(diff_text(change.path, change.before or b"", change.after or b"",
+                                       old_path=change.old_path or change.source),
+                             keep_newlines=True, keep_final_cr=True)
+            fence = _fence(body)
+            lines = body.count("\n")
+            self.blocks[("diff", step.index, number)] = _Block(
+                ("diff", step.index, number), f"{fence}diff\n{body}{fence}\n",
+                f"_Diff left out ({plural(lines, 'line')}) to fit the size limit; `--format text` shows it._\n",
+                2 if group.documentation else 1)
+        if len(group.changes) > 1:
+            key = ("files", step.index, number)
+            paths = frozenset(group.paths)
+            if paths in listed:
+                text = f"_The same {len(paths)} files as step {listed[paths]}._\n"
+                self.blocks[key] = _Block(key, text, text, 0)
+            else:
+                listed[paths] = step.index
+                self.blocks[key] = _Block(key, self._file_list(group), "_File list left out to fit the size limit; "
+                                                                       "`--format json` lists them._\n", 0)
+
+    @staticmethod
+    def _file_list(group: ChangeGroup) -> str:
+        olds = [c.old_path or c.source for c in group.changes]
+        directory = _directory(group.paths + [old for old in olds if old])
+        cut = (lambda path: path[len(directory) + 1:]) if directory else (lambda path: path)
+        items = []
+        for change, old in zip(group.changes, olds):
+            items.append(code(cut(change.path)) if old is None
+                         else f"{code(cut(old))} {_ARROWS[change.operation]} {code(cut(change.path))}")
+        where = f" in {_html_code(directory + '/')}" if directory else ""
+        return _details(f"{plural(len(items), 'file')}{where}", items)
+
+    def block(self, key: tuple, dropped: set) -> str:
+        block = self.blocks[key]
+        return block.short if key in dropped else block.full
+
+    # --- sections ---
 
     def header(self) -> list[str]:
         plan, t = self.plan, totals(self.plan)
@@ -135,56 +294,74 @@ class _Layout:
             rows.append("| " + " | ".join(values) + " |")
         return rows + [""]
 
-    def warnings(self, limit: int | None) -> list[str]:
-        found = [(s, w) for s in self.plan.steps for w in s.warnings]
-        if not found:
-            return []
-        lines = [f"### Warnings ({len(found)})", ""]
-        for step, warning in found[:limit]:
-            commit = _input_commit(self.plan, step)
-            lines.append(f"- {_where(warning, commit, self.link_base)}: {cell(warning.message)} (step {step.index})")
-        if limit is not None and len(found) > limit:
-            lines.append(f"- … and {len(found) - limit} more (see `--format json`)")
-        return lines + [""]
-
-    def problems(self) -> list[str]:
-        found = [(s, c) for s in self.plan.steps for c in s.refused + s.skipped]
-        if not found:
-            return []
-        lines = ["### Refused and skipped files", ""]
-        for step, change in found:
-            lines.append(f"- **{change.outcome.value}** (step {step.index}): {cell(with_path(change))}")
-        return lines + [""]
-
-    def changes(self, dropped: set) -> list[str]:
-        lines = []
+    def words(self, dropped: set) -> list[str]:
+        lines = ["### What changed", ""]
         for step in self.plan.steps:
-            if not step.changed and not step.notes:
-                continue
-            lines.append(f"### Step {step.index}: {cell(step.title)} ({code(step.kind)})")
+            lines.extend([f"**Step {step.index}: {cell(step.title)}** ({code(step.kind)})", ""])
+            lines.extend(step_words(step))
             lines.append("")
-            lines.extend(f"> {cell(note)}" for note in step.notes)
-            if step.notes:
-                lines.append("")
             if parsers_line(step):
                 lines.extend([f"_Parsed with {cell(parsers_line(step))}._", ""])
-            for change in step.changed:
-                if change.removed:
-                    lines.append(f"- removed <code>{html.escape(change.path)}</code>")
-                elif not _has_diff(change):
-                    lines.append(f"- {_names(change)} — no change inside")
-                else:
-                    diff = self.diffs[(step.index, change.path)]
-                    lines.append(diff.left_out() if diff.key in dropped else diff.full())
+            notes = [f"> {cell(note)}" for note in run_notes(step)]
+            blocks = []
+            for number, group in enumerate(self.finding_groups[(step.index, "note")]):
+                notes.append(f"> {self._finding(group, step)}")
+                if group.count > 1:
+                    blocks.append(self.block(("locations", step.index, "note", number), dropped))
+            if notes:
+                lines.extend(notes + [""] + blocks)
+        return lines
+
+    def _finding(self, group: MessageGroup, step: StepPlan) -> str:
+        """`` `path:8`: message `` for one; `**66 files**: message — first: `path` `` for a group."""
+        first = _where(group.first, _input_commit(self.plan, step), self.link_base)
+        if group.count == 1:
+            return f"{first}: {cell(group.messages[0])}"
+        return f"**{group.size}**: {cell(group.message)} — first: {first}"
+
+    def warnings(self, limit: int | None, dropped: set) -> list[str]:
+        found = [(s, n, g) for s in self.plan.steps for n, g in enumerate(self.finding_groups[(s.index, "warning")])]
+        if not found:
+            return []
+        entries = []
+        for step, number, group in found[:limit]:
+            key = ("locations", step.index, "warning", number)
+            entries.append((f"- {self._finding(group, step)} (step {step.index})",
+                            self.block(key, dropped) if group.count > 1 else ""))
+        if limit is not None and len(found) > limit:
+            entries.append((f"- … and {len(found) - limit} more (see `--format json`)", ""))
+        return [f"### Warnings ({len(self.plan.warnings)})", ""] + _with_blocks(entries)
+
+    def problems(self, dropped: set) -> list[str]:
+        entries = []
+        for step in self.plan.steps:
+            for kind in ("refused", "skipped"):
+                for number, group in enumerate(self.finding_groups[(step.index, kind)]):
+                    if group.count == 1:
+                        entries.append((f"- **{kind}** (step {step.index}): {cell(group.texts[0])}", ""))
+                    else:
+                        entries.append((f"- **{kind}** (step {step.index}), **{group.size}**: {cell(group.message)} "
+                                        f"— first: {code(str(group.first))}",
+                                        self.block(("locations", step.index, kind, number), dropped)))
+        return ["### Refused and skipped files", ""] + _with_blocks(entries) if entries else []
+
+    def diffs(self, dropped: set) -> list[str]:
+        if not self.groups:
+            return []
+        lines = ["### Diffs", ""]
+        for step, number, group in self.groups:
+            lines.extend([f"#### Step {step.index}: {_group_title(group)}", ""])
+            for key in (("diff", step.index, number), ("files", step.index, number)):
+                if key in self.blocks:
+                    lines.append(self.block(key, dropped))
         return lines
 
     def render(self, dropped: set, warning_limit: int | None, limit: int) -> str:
-        lines = self.header() + self.table() + self.warnings(warning_limit) + self.problems() + self.changes(dropped)
+        lines = (self.header() + self.table() + self.words(dropped) + self.warnings(warning_limit, dropped)
+                 + self.problems(dropped) + self.diffs(dropped))
         if dropped:
-            lines.append(
-                f"_Left out {plural(len(dropped), 'diff')} of {len(self.diffs)} (largest first) to stay under "
-                f"{limit:,} characters; `--format text` or `--format json` shows everything._"
-            )
+            lines.append(f"_Left out {plural(len(dropped), 'part')} (listed above) to stay under {limit:,} characters; "
+                         "`--format text` or `--format json` shows everything._")
         return "\n".join(lines).rstrip("\n") + "\n"
 
 
@@ -193,19 +370,23 @@ def render_markdown(plan: Plan, limit: int = DEFAULT_LIMIT, link_base: str | Non
     layout = _Layout(plan, link_base)
     dropped: set = set()
     text = layout.render(dropped, None, limit)
-    by_size = sorted(layout.diffs.values(), key=lambda d: (-len(d.full()), d.key))
+    candidates = sorted(layout.blocks.values(),
+                        key=lambda b: (b.priority, -len(b.full), b.key))
     excess = len(text) - limit
-    for diff in by_size:
+    for block in candidates:
         if excess <= 0:
             break
-        dropped.add(diff.key)
-        excess -= len(diff.full()) - len(diff.left_out())
+        if len(block.short) >= len(block.full):
+            continue  # leaving it out would not make the comment shorter
+        dropped.add(block.key)
+        excess -= len(block.full) - len(block.short)
         if excess <= 0:
             text = layout.render(dropped, None, limit)  # the note about what was left out costs characters too
             excess = len(text) - limit
     if len(text) > limit:
         text = layout.render(dropped, None, limit)
-    warning_limit = len(plan.warnings)
+    found = sum(len(groups) for (_, kind), groups in layout.finding_groups.items() if kind == "warning")
+    warning_limit = found
     while len(text) > limit and warning_limit > 0:
         warning_limit //= 2
         text = layout.render(dropped, warning_limit, limit)

@@ -1,4 +1,9 @@
-"""The terminal report: a headline per step with counts, then the unified diff of each file.
+"""The terminal report: a headline per step with counts, then one diff per group of identical edits.
+
+Files a step changed the same way (`report.groups`) show one diff, then `… and 65 more
+files with this change`; repeated warnings, notes, skipped and refused files one line
+per group with the count and the first location. `verbose` lists every file and every
+finding instead.
 
 Colour is decided by the caller (`emit`): on only for a TTY without NO_COLOR or
 --no-color. Diffs are decoded with replacement characters for display only, and
@@ -13,6 +18,8 @@ import click
 from pinshift.diff import diff_text
 from pinshift.display import printable
 from pinshift.plan import FileChange, Plan, StepPlan
+from pinshift.report.groups import (ChangeGroup, change_groups, group_lines, note_groups, outcome_text, refused_groups,
+                                    run_notes, skipped_groups, warning_groups)
 from pinshift.report.totals import endpoint, parsers_line, plural, short, totals
 
 _DIFF_COLOURS = (("+++", {"bold": True}), ("---", {"bold": True}), ("@@", {"fg": "cyan"}),
@@ -39,10 +46,7 @@ def _diff(change: FileChange, color: bool) -> list[str]:
     return out
 
 
-def with_path(change: FileChange) -> str:
-    """The outcome reason, led by the path when the reason does not already name it."""
-    reason = change.reason or change.outcome.value
-    return reason if reason.startswith(change.path) else f"{change.path}: {reason}"
+with_path = outcome_text  # the outcome reason, led by the path when the reason does not already name it
 
 
 def headline(step: StepPlan) -> str:
@@ -61,21 +65,38 @@ def operation_line(change: FileChange) -> str | None:
     return printable(f"{change.operation}: {change.label}") if change.operation else None
 
 
-def _step(step: StepPlan, color: bool) -> list[str]:
+def more_files(group: ChangeGroup, verbose: bool) -> list[str]:
+    """`… and 65 more files with this change` (with `verbose`, followed by each of them); [] for a group of one."""
+    others = group.changes[1:]
+    if not others:
+        return []
+    line = f"… and {len(others)} more {'file' if len(others) == 1 else 'files'} with this change"
+    if not verbose:
+        return [f"{line} (--verbose lists them)"]
+    return [f"{line}:"] + [printable(f"  {change.label}") for change in others]
+
+
+def _group(group: ChangeGroup, color: bool, verbose: bool) -> list[str]:
+    lines = []
+    operation = operation_line(group.representative)
+    if operation:
+        lines.append(_style(operation, color, bold=True))
+    return lines + _diff(group.representative, color) + more_files(group, verbose)
+
+
+def _step(step: StepPlan, color: bool, verbose: bool = False) -> list[str]:
     lines = [_style(headline(step), color, bold=True)]
     if step.commit:
         lines.append(f"commit {short(step.commit)}")
-    lines.extend(printable(f"note: {note}") for note in step.notes)
+    lines.extend(printable(f"note: {note}") for note in run_notes(step))
+    lines.extend(printable(f"note: {line}") for line in group_lines(note_groups(step), verbose))
     if parsers_line(step):
         lines.append(f"parsed with: {parsers_line(step)}")
-    for change in step.changed:
-        operation = operation_line(change)
-        if operation:
-            lines.append(_style(operation, color, bold=True))
-        lines.extend(_diff(change, color))
-    lines.extend(printable(f"skipped: {with_path(c)}") for c in step.skipped)
-    lines.extend(_style(f"refused: {with_path(c)}", color, fg="red") for c in step.refused)
-    lines.extend(_style(f"warning: {w}", color, fg="yellow") for w in step.warnings)
+    for group in change_groups(step):
+        lines.extend(_group(group, color, verbose))
+    lines.extend(printable(f"skipped: {line}") for line in group_lines(skipped_groups(step), verbose))
+    lines.extend(_style(f"refused: {line}", color, fg="red") for line in group_lines(refused_groups(step), verbose))
+    lines.extend(_style(f"warning: {line}", color, fg="yellow") for line in group_lines(warning_groups(step), verbose))
     return lines
 
 
@@ -87,12 +108,12 @@ def title_line(plan: Plan) -> str:
     return f"{title}: {plan.repository}" if plan.repository else title
 
 
-def render_text(plan: Plan, color: bool = False) -> str:
+def render_text(plan: Plan, color: bool = False, verbose: bool = False) -> str:
     lines = [printable(f"{title_line(plan)} ({'dry run' if plan.dry_run else 'committed'})")]
     lines.extend(printable(f"note: {note}") for note in plan.notes)
     for step in plan.steps:
         lines.append("")
-        lines.extend(_step(step, color))
+        lines.extend(_step(step, color, verbose))
     t = totals(plan)
     lines.append("")
     summary = (
