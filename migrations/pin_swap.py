@@ -179,6 +179,7 @@ class Resolved:
 
     params: Params
     old_rev: str | None
+    absent: str = ""  # why nothing is swapped although files pin something: `old` is found nowhere
 
 
 @dataclass(frozen=True)
@@ -275,9 +276,8 @@ def resolve(params: Params, surveys: Iterable[dict[str, list[str]]]) -> Resolved
     if not candidates:
         if any(new.startswith(rev) for rev in found if len(rev) >= len(old)):
             return Resolved(params, None)  # already swapped: nothing to do
-        raise ParamError(
-            "old", f"pin-swap: no fetcher revision starts with '{params.old}' (found: {_listing(found)}); check 'old'"
-        )
+        # no fetcher at all (a branch without recipes), or (a branch of a fan-out on another pin, or a typo in 'old'): nothing to swap, said per file
+        return Resolved(params, None, f"no fetcher revision starts with '{params.old}' (found: {_listing(found)})")
     full = candidates[-1]
     if any(not full.startswith(rev) for rev in candidates):
         shown = {rev: found[rev] for rev in candidates}
@@ -326,6 +326,9 @@ def plan(doc, params, context: StepContext) -> StepOutput:
             calls.append((site.call, False))  # already at the new revision: its hash is filled in too
     hashes.plan_hashes(doc, calls, params, out, (full or new)[:7])
     if full is None:
+        sites = pin_sites(doc)
+        if resolved.absent and sites:
+            out.note(sites[0].start, f"pins {sites[0].rev[:7]}, not '{params.old}': nothing to swap here")
         return out
     reason = f"pin-swap: {full[:7]} -> {new[:7]}"
     old_texts = [(full.encode(), new.encode())]

@@ -263,7 +263,7 @@ def test_missing_parameter_names_file_step_kind_and_key(run_cli, repo):
     ('name = "x"\n[[steps]]\nkind = "metadata-rev"\ntitel = "typo"\n',
      "recipes/x.toml: step 1 (metadata-rev): unknown key 'titel' (known: files, kind, message, params, title)"),
     ('name = "x"\nbranch = "main"\n[[steps]]\nkind = "metadata-rev"\n',
-     "recipes/x.toml: unknown key 'branch' (known: base, description, files, name, steps, target)"),
+     "recipes/x.toml: unknown key 'branch' (known: base, bases, description, files, name, steps, target)"),
     ('name = "x"\n[[steps]]\ntitle = "no kind"\n',
      "recipes/x.toml: step 1: missing key 'kind'"),
     ('name = "x"\n', "recipes/x.toml: missing key 'steps'"),

@@ -96,14 +96,21 @@ def test_ambiguous_prefix_lists_each_revision_with_path_and_line(tmp_path):
     assert (root / "a.nix").read_text() == _fetch(a)
 
 
-def test_prefix_found_nowhere_lists_what_was_found(tmp_path):
+def test_files_on_another_pin_change_nothing_and_say_so(tmp_path):
+    """A branch on another pin (one base of a fan-out, or a typo in 'old'): nothing to swap, a note per file."""
     root = _tree(tmp_path, {"a.nix": _fetch("1" * 40), "b.nix": _fetch("1" * 40), "c.nix": "# 6a030d5 in a comment\n"})
-    with pytest.raises(ParamError) as error:
-        run_step("pin-swap", SWAP, root)
-    assert str(error.value) == (
-        "pin-swap: no fetcher revision starts with '6a030d5' "
-        f"(found: {'1' * 40} at a.nix:2 and 1 more); check 'old'"
-    )
+    plan, changed = run_step("pin-swap", SWAP, root)
+    assert changed == {} and plan.warnings == []
+    notes = [str(n) for f in plan.files for n in f.notes]
+    assert notes == ["a.nix:2:51: pins 1111111, not '6a030d5': nothing to swap here",
+                     "b.nix:2:51: pins 1111111, not '6a030d5': nothing to swap here"]
+
+
+def test_files_without_any_fetcher_change_nothing(tmp_path):
+    """A branch without recipes (a fan-out's `main`): the recipe changes nothing there, no error."""
+    root = _tree(tmp_path, {"c.nix": "# 6a030d5 in a comment\n"})
+    plan, changed = run_step("pin-swap", SWAP, root)
+    assert changed == {} and plan.warnings == [] and [n for f in plan.files for n in f.notes] == []
 
 
 def test_full_old_revision_is_resolved_too(tmp_path):

@@ -31,6 +31,9 @@ class Interrupted(KeyboardInterrupt):
     def exit_code(self) -> int:
         return 128 + self.signum
 
+    def __reduce__(self):
+        return (Interrupted, (self.signum,))  # crosses process boundaries (fan-out workers)
+
 
 def _raise(signum, frame) -> None:
     raise Interrupted(signum)

@@ -21,7 +21,7 @@ from pinshift.errors import GitError, IncompleteRun, StepFailed, UsageError
 from pinshift.gitcommit import open_committer, remove_stale_worktrees
 from pinshift.gitrepo import Repository, StepRecord
 from pinshift.interrupts import deferred
-from pinshift.placeholders import migration_branches
+from pinshift.placeholders import branch_name, migration_branches
 from pinshift.plan import Plan, StepPlan, tree_changes
 from pinshift.recipes import Recipe, RecipeStep, find_recipe, validate_recipe
 from pinshift.runner import RunOptions, plan_recipe
@@ -39,6 +39,7 @@ class MigrateOptions:
     recipe: str
     repo: Path = Path(".")
     base: str | None = None
+    bases: tuple[str, ...] = ()  # every --from (fan-out when several, or globs; see pinshift.fanout)
     branch: str | None = None
     dry_run: bool = False
     resume: bool = False
@@ -78,6 +79,7 @@ class Result:
     migration: Migration
     plan: Plan
     nothing_to_do: bool = False
+    nothing_to_change: bool = False  # the recipe changes nothing on this base: no branch was made
     pushed: str | None = None
     interrupted: str | None = None  # a signal that arrived once the branch was complete (SIGINT, SIGTERM...)
 
@@ -103,7 +105,7 @@ def prepare(options: MigrateOptions) -> Migration:
                          f"name): give {missing}, e.g. --from main --branch main-pinned")
     base = options.base or recipe.base or _current_branch(repository)
     base_commit = repository.resolve_base(base)
-    target = options.branch or recipe.target or recipe.name
+    target = target_name(options.branch or recipe.target or recipe.name, branch_name(repository, base, recipe.base))
     repository.check_branch_name(target)
     if target == base:
         raise UsageError(f"the target branch '{target}' is the base itself; name a new branch with --branch")
@@ -121,6 +123,16 @@ def prepare(options: MigrateOptions) -> Migration:
             repository.check_push(options.push, base_commit, target, force=options.force or options.resume)
     _fill_from_nixpkgs(migration)
     return migration
+
+
+def target_name(template: str, base: str) -> str:
+    """The branch a migration from `base` (a branch name) creates: `template` with `{base}` filled in.
+
+    Examples:
+        >>> target_name("{base}-pin0182a36", "pytorch-2.9")
+        'pytorch-2.9-pin0182a36'
+    """
+    return template.replace("{base}", base)
 
 
 def _fill_from_nixpkgs(migration: Migration) -> None:
@@ -260,6 +272,10 @@ def run(migration: Migration, planned: Plan) -> Result:
     if not planned.steps:
         result.nothing_to_do = True
         planned.target_commit = migration.start_commit
+        return result
+    if migration.first_step == 1 and not planned.would_change and not any(failure(s, options.strict)
+                                                                           for s in planned.steps):
+        result.nothing_to_change = True  # a branch identical to its base would only mislead
         return result
     failing = next((s for s in planned.steps if failure(s, options.strict)), None)
     if failing is not None and not options.keep_partial:

@@ -85,10 +85,11 @@ def migration_branches(repository, base: str, target: str, recipe_base: str = ""
     a commit that is no branch (`--from "$HEAD_SHA"` in CI) falls back to the recipe's own base.
     `repository` needs `branch_commit(name)` and `remotes()` (pinshift.gitrepo.Repository).
     """
-    return {"base": _branch_name(repository, base, recipe_base), "target": target}
+    return {"base": branch_name(repository, base, recipe_base), "target": target}
 
 
-def _branch_name(repository, given: str, recipe_base: str) -> str:
+def branch_name(repository, given: str, recipe_base: str = "") -> str:
+    """The branch name `given` (as --from takes it) stands for: see `migration_branches`."""
     if repository.branch_commit(given) is not None:
         return given
     for prefix in ("refs/heads/", "refs/remotes/", ""):

@@ -32,7 +32,7 @@ from pinshift.globs import glob_problem
 from pinshift.steps import StepKind
 
 DEFAULT_FILES = (".flox/pkgs/**/*.nix",)
-_RECIPE_KEYS = {"name", "description", "base", "target", "files", "steps"}
+_RECIPE_KEYS = {"name", "description", "base", "bases", "target", "files", "steps"}
 _STEP_KEYS = {"kind", "title", "message", "params", "files"}
 
 
@@ -54,6 +54,7 @@ class Recipe:
     files: tuple[str, ...]
     steps: tuple[RecipeStep, ...]
     source: str = field(default="")
+    bases: tuple[str, ...] = ()  # fan-out: run onto each of these base branches (globs match local branches)
 
     def files_for(self, step: RecipeStep) -> tuple[str, ...]:
         return step.files if step.files is not None else self.files
@@ -129,7 +130,20 @@ def parse_recipe(data: Mapping[str, Any], source: str) -> Recipe:
         files=_globs(data["files"], source, "files") if "files" in data else DEFAULT_FILES,
         steps=tuple(steps),
         source=source,
+        bases=_bases(data, source),
     )
+
+
+def _bases(data: Mapping[str, Any], source: str) -> tuple[str, ...]:
+    """The recipe's `bases`: a non-empty list of branch names or globs; a recipe with `bases` has no `base`."""
+    if "bases" not in data:
+        return ()
+    value = data["bases"]
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
+        raise RecipeError(f"{source}: 'bases' must be a non-empty list of branch names (or globs)")
+    if "base" in data:
+        raise RecipeError(f"{source}: 'base' and 'bases' exclude each other: one base, or a list to fan out onto")
+    return tuple(value)
 
 
 def load_recipe_file(path: Path, label: str | None = None) -> Recipe:

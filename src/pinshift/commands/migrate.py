@@ -16,12 +16,18 @@ def summary(result, verbose: bool = False) -> str:
 
     Repeated warnings and skipped files are one line per step and finding (`--verbose`: each one).
     """
-    from pinshift.report.groups import group_lines, skipped_groups, warning_groups
+    from pinshift.report.groups import group_lines, note_groups, skipped_groups, warning_groups
     from pinshift.report.totals import plural, short
 
     migration, plan = result.migration, result.plan
     head = plan.target_commit or migration.start_commit
     lines = []
+    if result.nothing_to_change:
+        lines.append(f"nothing to change: recipe {migration.recipe.name} changes nothing on {migration.base} "
+                     f"({short(migration.base_commit)}); no branch created")
+        for step in plan.steps:
+            lines.extend(f"note: {line}" for line in group_lines(note_groups(step), verbose, with_step=True))
+        return printable("\n".join(lines), keep_newlines=True) + "\n"
     if result.nothing_to_do:
         lines.append(f"nothing to do: branch {migration.target} already has every step of recipe "
                      f"{migration.recipe.name}")
@@ -69,9 +75,76 @@ def verify_failed(migration, planned, verify) -> bool:
     return bool(errors)
 
 
+def run_fanout(options, bases: list[str], report, verify=None) -> int:
+    """Several bases (pinshift.fanout): the summary table, each branch's report where asked; 1 if any base failed."""
+    from pinshift.fanout import run_all
+    from pinshift.recipes import find_recipe
+    from pinshift.report import check_output_directory, link_base, output_is_directory, render
+    from pinshift.report import fanout as fanout_report
+
+    click.echo(f"pinshift: {options.recipe} onto {len(bases)} bases: {', '.join(bases)}", err=True)
+    outcomes = run_all(options, bases, verify)
+    recipe = find_recipe(options.recipe, options.repo).name if not outcomes else _recipe_name(outcomes, options)
+    table = fanout_report.render_table(outcomes, options.dry_run)
+    fmt = report.format or ("text" if report.output else None)
+    if report.output and output_is_directory(report.output):
+        directory = check_output_directory(report.output)
+        written = fanout_report.write_directory(outcomes, directory, fmt, recipe, options.dry_run,
+                                                report.markdown_limit)
+        click.echo(table, nl=False)
+        click.echo(f"pinshift: {plural_reports(len(written))} written to {directory}", err=True)
+    elif fmt is not None:
+        if fmt == "json":
+            text = fanout_report.render_json(outcomes, recipe, options.dry_run)
+        elif fmt == "markdown":
+            text = fanout_report.render_markdown(outcomes, recipe, report.markdown_limit, None)
+        else:
+            text = "\n".join(f"== {o.base} → {o.target}\n{render(o.plan, report)}" for o in outcomes if o.plan)
+        if report.output:
+            from pinshift.files import write_atomic
+
+            write_atomic(Path(report.output), text.encode("utf-8"))
+            click.echo(table, nl=False)
+            click.echo(f"pinshift: report written to {report.output}", err=True)
+        else:
+            click.echo(text, nl=False)
+            click.echo(table, nl=False, err=True)
+    else:
+        if options.dry_run:
+            for outcome in outcomes:
+                if outcome.plan is not None:
+                    click.echo(f"== {outcome.base} → {outcome.target}")
+                    click.echo(render(outcome.plan, report), nl=False)
+        click.echo(table, nl=False)
+    code = 1 if any(o.failed for o in outcomes) else 0
+    if report.check and any(o.plan is not None and o.plan.would_change for o in outcomes):
+        code = 1
+    return code
+
+
+def _recipe_name(outcomes, options) -> str:
+    planned = next((o.plan for o in outcomes if o.plan is not None), None)
+    return planned.recipe if planned is not None else options.recipe
+
+
+def plural_reports(count: int) -> str:
+    return f"{count} report{'s' if count != 1 else ''}"
+
+
 def run_migration(options, report, verify=None) -> int:
-    """Plan, (`verify`: check the result against the VerifyOptions,) then either report (--dry-run) or commit."""
+    """Plan, (`verify`: check the result against the VerifyOptions,) then either report (--dry-run) or commit.
+
+    Several bases (`--from` given more than once or as a glob, or a recipe's `bases`) run as a fan-out.
+    """
+    from pinshift.fanout import bases_of
     from pinshift.migrate import clean_stale_worktrees, failure, prepare, plan, run
+    from pinshift.report import check_output_path
+
+    bases = bases_of(options)
+    if bases is not None:
+        return run_fanout(options, bases, report, verify)
+    if report.output:
+        check_output_path(report.output)
 
     with progress_bar() as progress:
         options = replace(options, run=replace(options.run, strict=options.strict, progress=progress))
@@ -87,6 +160,9 @@ def run_migration(options, report, verify=None) -> int:
     for line in clean_stale_worktrees(migration):
         click.echo(f"pinshift: {line}", err=True)
     result = run(migration, planned)
+    if result.nothing_to_change:
+        click.echo(summary(result), nl=False)
+        return 0
     if report.format or report.output:
         click.echo(summary(result, report.verbose), err=True, nl=False)
         return emit(planned, report)
@@ -98,8 +174,11 @@ def run_migration(options, report, verify=None) -> int:
 @click.argument("recipe")
 @click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path), default=".",
               help="The recipe repository (default: the current directory).")
-@click.option("--from", "base", metavar="BASE", help="Branch or commit to start from (default: the recipe's base).")
-@click.option("--branch", metavar="NAME", help="Branch to create (default: the recipe's target).")
+@click.option("--from", "bases", metavar="BASE", multiple=True,
+              help="Branch or commit to start from (default: the recipe's base or bases); repeat it, or give a glob "
+                   "('pytorch-2.9-*'), to migrate several branches in one run.")
+@click.option("--branch", metavar="NAME", help="Branch to create (default: the recipe's target); with several bases "
+                                               "a template with {base} ('{base}-pin0182a36').")
 @click.option("--dry-run", is_flag=True, help="Plan and report; create no branch, commit or file.")
 @click.option("--resume", is_flag=True, help="Continue an existing branch after its last recorded step.")
 @click.option("--force", is_flag=True, help="Recreate an existing branch from the base.")
@@ -118,7 +197,7 @@ def run_migration(options, report, verify=None) -> int:
                    "hash = \"compute\" and a branch or tag as `new`; with --verify, to check package sets, "
                    "attributes and .override arguments at the new pin.")
 @report_options
-def migrate(recipe, repo, base, branch, dry_run, resume, force, keep_partial, push, no_verify, strict, migrations,
+def migrate(recipe, repo, bases, branch, dry_run, resume, force, keep_partial, push, no_verify, strict, migrations,
             trust_repo, verify, nixpkgs, report_format, report_output, no_color, check) -> None:
     """Run RECIPE onto a new branch from its base, one commit per step that changes something.
 
@@ -127,8 +206,9 @@ def migrate(recipe, repo, base, branch, dry_run, resume, force, keep_partial, pu
     """
     from pinshift.migrate import MigrateOptions
 
-    report = options_from(report_format, report_output, no_color, check)
-    options = MigrateOptions(recipe=recipe, repo=repo, base=base, branch=branch, dry_run=dry_run, resume=resume,
+    report = options_from(report_format, report_output, no_color, check, directory_ok=True)
+    options = MigrateOptions(recipe=recipe, repo=repo, base=bases[0] if len(bases) == 1 else None, bases=bases,
+                             branch=branch, dry_run=dry_run, resume=resume,
                              force=force, keep_partial=keep_partial, push=push, no_verify=no_verify, strict=strict,
                              migrations=migrations, trust_repo=trust_repo, nixpkgs=nixpkgs)
     verify_options = None

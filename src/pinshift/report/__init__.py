@@ -70,9 +70,13 @@ def report_options(command):
     return command
 
 
-def options_from(report_format, report_output, no_color, check) -> ReportOptions:
-    """ReportOptions from the flags; a bad --output fails here, before anything is planned or written."""
-    if report_output:
+def options_from(report_format, report_output, no_color, check, directory_ok: bool = False) -> ReportOptions:
+    """ReportOptions from the flags; a bad --output fails here, before anything is planned or written.
+
+    `directory_ok`: --output may also be a directory (a fan-out run writes one report per branch
+    there); the command then checks the one it gets with `check_output_path` or `check_output_directory`.
+    """
+    if report_output and not (directory_ok and output_is_directory(report_output)):
         check_output_path(report_output)
     ctx = click.get_current_context(silent=True)
     meta = ctx.meta if ctx is not None else {}
@@ -141,6 +145,32 @@ def check_output_path(target: str | os.PathLike) -> Path:
         fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".pinshift-probe", dir=directory)
     except OSError as error:
         raise UsageError(f"--output {target}: cannot write in {directory} ({error.strerror or error})") from None
+    os.close(fd)
+    os.unlink(probe)
+    return path
+
+
+def output_is_directory(target: str) -> bool:
+    """--output names a directory: an existing one, or a path ending in `/`."""
+    return str(target).endswith("/") or Path(target).is_dir()
+
+
+def check_output_directory(target: str | os.PathLike) -> Path:
+    """Raise UsageError unless reports can be written into directory `target` (created if missing, not its parents)."""
+    import tempfile
+
+    path = Path(target)
+    if not path.is_dir():
+        if not path.parent.is_dir():
+            raise UsageError(f"--output {target}: directory {path.parent} does not exist; create it first")
+        try:
+            path.mkdir()
+        except OSError as error:
+            raise UsageError(f"--output {target}: cannot create it ({error.strerror or error})") from None
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".pinshift-probe-", dir=path)
+    except OSError as error:
+        raise UsageError(f"--output {target}: cannot write in it ({error.strerror or error})") from None
     os.close(fd)
     os.unlink(probe)
     return path

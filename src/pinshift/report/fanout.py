@@ -1,0 +1,135 @@
+"""Reports of a fan-out run: one summary of every base, and each branch's own report.
+
+- text: a table `base → target | result | per step | files | warnings`, failures with their reason;
+- Markdown: the same table, then one section per branch holding that branch's pull-request
+  report (pinshift.report.markdown), fit for one combined comment; with `--output DIR`, one
+  file per branch plus `index.md` linking them (one comment per branch);
+- JSON, schema `pinshift.fanout/1` (docs/report-schema.md): a list of branches, each with its
+  status, reason and its `pinshift.report/1` report (null when it failed before planning).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from pinshift.display import printable
+from pinshift.report.totals import plural, short
+
+SCHEMA = "pinshift.fanout/1"
+
+
+def _steps(outcome) -> str:
+    """`1:66 2:66 3:66 4:1` — files changed per step (a dash for a step that changes nothing)."""
+    return " ".join(f"{s.index}:{s.files if s.files else '-'}" for s in outcome.steps) or "-"
+
+
+def _result(outcome) -> str:
+    if outcome.status == "created":
+        pushed = f", pushed to {outcome.pushed}" if outcome.pushed else ""
+        return f"created {short(outcome.target_commit)}{pushed}"
+    if outcome.status == "failed":
+        return f"failed: {outcome.reason}"
+    return outcome.status
+
+
+def render_table(outcomes, dry_run: bool) -> str:
+    """One line per base and a count line; the reasons of failed bases in full."""
+    header = ("base → target", "result", "files per step", "files", "warnings")
+    rows = [(f"{o.base} → {o.target or '?'}", _result(o) if not o.failed else "FAILED", _steps(o), str(o.files),
+             str(o.warnings)) for o in outcomes]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(header, widths)).rstrip()]
+    lines += ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+    lines += [f"failed: {o.base}: {o.reason}" for o in outcomes if o.failed]
+    counts = {}
+    for outcome in outcomes:
+        counts[outcome.status] = counts.get(outcome.status, 0) + 1
+    verb = "planned" if dry_run else "done"
+    lines.append(f"{plural(len(outcomes), 'base')} {verb}: " + ", ".join(f"{n} {status}" for status, n in counts.items()))
+    return printable("\n".join(lines), keep_newlines=True) + "\n"
+
+
+def _markdown_table(outcomes, links: dict[str, str] | None = None) -> list[str]:
+    from pinshift.report.markdown import cell, code
+
+    lines = ["| base | branch | result | files per step | files | warnings |", "|---|---|---|---|---|---|"]
+    for o in outcomes:
+        branch = code(o.target or "?")
+        if links and o.target in links:
+            branch = f"[{branch}]({links[o.target]})"
+        lines.append(f"| {code(o.base)} | {branch} | {cell(_result(o))} | {cell(_steps(o))} | {o.files} | {o.warnings} |")
+    return lines
+
+
+def _demoted(markdown: str) -> str:
+    """A branch's report two heading levels down (`## …` becomes `#### …`), to sit under its `###` section."""
+    return re.sub(r"^(#{1,4}) ", r"##\1 ", markdown, flags=re.M)
+
+
+def render_markdown(outcomes, recipe: str, limit: int, link_base: str | None = None) -> str:
+    """One document: the table, then a section per branch with its own report."""
+    from pinshift.report.markdown import code, render_markdown as branch_markdown
+
+    lines = [f"## pinshift fan-out: recipe {code(recipe)} onto {plural(len(outcomes), 'base')}", ""]
+    lines += _markdown_table(outcomes) + [""]
+    for o in outcomes:
+        lines.append(f"### {code(o.base)} → {code(o.target or '?')}")
+        lines.append("")
+        if o.plan is not None:
+            lines.append(_demoted(branch_markdown(o.plan, limit, link_base)).rstrip("\n"))
+        else:
+            lines.append(f"Failed before planning: {printable(o.reason)}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def render_json(outcomes, recipe: str, dry_run: bool) -> str:
+    from pinshift.report.json import report_data
+
+    data = {
+        "schema": SCHEMA,
+        "recipe": recipe,
+        "dry_run": dry_run,
+        "branches": [{
+            "base": o.base, "target": o.target or None, "status": o.status, "reason": o.reason or None,
+            "base_commit": o.base_commit or None, "target_commit": o.target_commit or None,
+            "report": report_data(o.plan) if o.plan is not None else None,
+        } for o in outcomes],
+    }
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+def file_name(target: str) -> str:
+    """A branch name as a file name: `/` and anything unusual become `_`."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", target) or "_"
+
+
+def write_directory(outcomes, directory: Path, fmt: str, recipe: str, dry_run: bool, limit: int,
+                    link_base: str | None = None) -> list[Path]:
+    """One report per branch (`<branch>.md` / `.json` / `.txt`) and an index; the files written."""
+    from pinshift.files import write_atomic
+    from pinshift.report import render
+    from pinshift.report import ReportOptions
+
+    suffix = {"markdown": ".md", "json": ".json"}.get(fmt, ".txt")
+    written, links = [], {}
+    for o in outcomes:
+        if o.plan is None or not o.target:
+            continue
+        name = file_name(o.target) + suffix
+        write_atomic(directory / name, render(o.plan, ReportOptions(fmt, None, False, False, limit)).encode())
+        links[o.target] = name
+        written.append(directory / name)
+    if fmt == "json":
+        index, text = directory / "index.json", render_json(outcomes, recipe, dry_run)
+    elif fmt == "markdown":
+        from pinshift.report.markdown import code
+
+        index = directory / "index.md"
+        text = "\n".join([f"## pinshift fan-out: recipe {code(recipe)}", ""] + _markdown_table(outcomes, links)) + "\n"
+    else:
+        index, text = directory / "index.txt", render_table(outcomes, dry_run)
+    write_atomic(index, text.encode())
+    return written + [index]
