@@ -137,8 +137,9 @@ def binding_changes(state: State, path: str, target_path: str) -> list[tuple[dic
     for call, target_call in zip(calls, target_calls):
         before, after = _own_bindings(doc, call.attrset), _own_bindings(target_doc, target_call.attrset)
         added = [p for p in after if p not in before]
-        changed = [p for p in after if p in before and doc.text(before[p].value) != target_doc.text(after[p].value)
-                   and not (_stringish(before[p].value) and _stringish(after[p].value))]
+        differing = [p for p in after if p in before and doc.text(before[p].value) != target_doc.text(after[p].value)]
+        changed = [p for p in differing if not (_stringish(before[p].value) and _stringish(after[p].value))
+                   and not any(other != p and other[: len(p)] == p for other in differing + added)]
         for key in added:
             if any(key[:n] in after and key[:n] not in before for n in range(1, len(key))):
                 continue  # inside a binding that is new as a whole
@@ -151,9 +152,7 @@ def binding_changes(state: State, path: str, target_path: str) -> list[tuple[dic
             if comment is not None and comment.encode() not in doc.data:
                 params["comment"] = comment
             found.append((params, binding.node.start_byte))
-        for key in changed:
-            if any(other != key and other[: len(key)] == key for other in changed):
-                continue  # a nested binding changed: that one is set, not the whole attrset
+        for key in changed:  # (a binding with a nested binding that changed is left to that one)
             binding = after[key]
             value = target_doc.text(binding.value).decode("utf-8", "surrogateescape")
             found.append(({"path": ".".join(key), "value": value}, binding.node.start_byte))
