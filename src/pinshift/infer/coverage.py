@@ -79,16 +79,19 @@ def planned_files(plan: Plan, base_tree) -> Callable[[str], bytes | None]:
 
 
 def overreaching(comparison: Comparison, planned: Callable[[str], bytes | None]) -> list[str]:
-    """Paths whose planned bytes change something TARGET did not (the proof's guarantee; normally empty)."""
+    """Paths whose planned bytes change something TARGET did not (the proof's guarantee; normally empty):
+    a path TARGET keeps taken away, a path created that TARGET does not have, bytes not between BASE's
+    and TARGET's. Editing a file TARGET removes, or one it renames that no step renamed, is not one."""
+    origins = set(comparison.renamed.values())
     found = []
     for path, data in sorted(planned.overlay.items()):  # type: ignore[attr-defined]
         in_target = comparison.target_tree.mode(path) is not None
         if data is None:
-            if in_target and path not in comparison.renamed.values():
+            if in_target:
                 found.append(path)
             continue
         if not in_target:
-            if not any(path == origin for origin in comparison.renamed.values()):
+            if path not in comparison.removed and path not in origins:
                 found.append(path)
             continue
         origin = comparison.origin(path) or path
