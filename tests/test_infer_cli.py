@@ -269,3 +269,63 @@ def test_an_existing_output_is_replaced_only_when_there_is_a_recipe(repo, run_cl
     commit_on(repo, "target2", {f"pkgs/{n}.nix": by_hand(repo, n) for n in ("a", "b", "c")})
     result = run_cli("infer", "base", "target2", "--repo", str(repo), "--output", str(output))
     assert result.exit_code == 0 and tomllib.loads(output.read_text())["steps"]
+
+
+# --- the last guard: the whole recipe's proof ------------------------------------------------------
+
+
+def test_the_recipe_proof_drops_a_step_whose_plan_changes_what_target_keeps(repo):
+    """Even a step that reached the recipe some other way is dropped when the recipe's own plan shows it
+    changing a byte TARGET did not change: infer never writes such a recipe."""
+    from pinshift.infer.candidates import Candidate
+    from pinshift.infer.engine import InferOptions, Inference, open_comparison, prove
+    from pinshift.infer.prove import Accepted
+    from pinshift.kinds import available_kinds
+
+    commit_on(repo, "target", {f"pkgs/{n}.nix": by_hand(repo, n, comment=False) for n in ("a", "b")})
+    comparison, setting = open_comparison(InferOptions("base", "target", repo=repo))
+    good = Candidate("pin-swap", {"old": "6a030d5", "new": "0182a361324364ae3f436a63005877674cf45efb"},
+                     "swap", ("pkgs/a.nix", "pkgs/b.nix"))
+    inference = Inference(comparison, setting, steps=[Accepted(good, ("pkgs/a.nix", "pkgs/b.nix"), None),
+                                                      Accepted(good, None, None)])  # the second reaches c.nix
+    prove(inference, available_kinds())
+    assert [a.files for a in inference.steps] == [("pkgs/a.nix", "pkgs/b.nix")]
+    [dropped] = inference.dropped
+    assert dropped.reason == "the whole recipe's plan changes pkgs/c.nix, which TARGET does not do (dropped at the proof)"
+    assert inference.coverage.summary() == "2 of 2 changed files reproduced byte for byte, 0 partly, 0 not at all"
+
+
+def test_verbose_lists_every_reproduced_file(repo, run_cli):
+    commit_on(repo, "target", {f"pkgs/{n}.nix": by_hand(repo, n, comment=False) for n in ("a", "b", "c")})
+    quiet, loud = infer_ok(run_cli, repo), infer_ok(run_cli, repo, "--verbose")
+    assert "reproduced byte for byte: pkgs/a.nix, pkgs/b.nix, pkgs/c.nix" in loud.stderr
+    assert "reproduced byte for byte: pkgs/a.nix" not in quiet.stderr
+
+
+def test_crlf_text_is_replaced_as_it_is_and_a_binary_file_is_residue_not_compared(make_repo, run_cli):
+    text = ('let\r\n  pinned = import (builtins.fetchTarball {\r\n    url = "https://github.com/NixOS/nixpkgs/archive/'
+            '6a030d535719c5190187c4cec156f335e95e3211.tar.gz";\r\n  }) { };\r\nin pinned.hello.overrideAttrs (old: {\r\n'
+            "  meta = old.meta // {\r\n    longDescription = ''\r\n      First line.\r\n      Python: 3.12\r\n"
+            "      Drop me.\r\n    '';\r\n  };\r\n})")
+    root = make_repo({"pkgs/x.nix": text, "pkgs/blob.bin": b"\x00\x01binary"}, branch="base")
+    changed = text.replace("6a030d535719c5190187c4cec156f335e95e3211", "0182a361324364ae3f436a63005877674cf45efb")
+    commit_on(root, "target", {"pkgs/x.nix": changed.replace("3.12", "3.11").replace("      Drop me.\r\n", ""),
+                               "pkgs/blob.bin": b"\x00\x02binary"})
+    result = infer_ok(run_cli, root)
+    assert result.exit_code == 1, result
+    steps = tomllib.loads(result.stdout)["steps"]
+    assert [s["params"].get("old") for s in steps] == ["6a030d5", "3.12", "      Drop me.\r\n"]
+    assert "pkgs/blob.bin: not compared: binary file (NUL byte); skipped" in result.stderr
+    assert "proof: 1 of 2 changed files reproduced byte for byte, 0 partly, 1 not at all" in result.stderr
+
+
+def test_the_same_residue_in_many_files_is_shown_once_and_counted(repo, run_cli):
+    commit_on(repo, "target", {f"pkgs/{n}.nix": (repo / f"pkgs/{n}.nix").read_text().replace(
+        "in pinned.hello", "in pinned.hello-unfree") for n in ("a", "b", "c")})
+    result = infer_ok(run_cli, repo)
+    assert result.exit_code == 1
+    assert "  pkgs/a.nix:7: a line differs (and 2 more files with the same difference)" in result.stderr
+    assert "pkgs/b.nix:7" not in result.stderr
+    assert "no step could be inferred: no recipe written" in result.stderr
+    output = infer_ok(run_cli, repo, "--verbose")
+    assert "    also at:\n      pkgs/b.nix:7\n      pkgs/c.nix:7" in output.stderr

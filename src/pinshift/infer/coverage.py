@@ -115,7 +115,8 @@ def measure(comparison: Comparison, planned: Callable[[str], bytes | None]) -> C
         target = comparison.target_read(path)
         if target is None:
             coverage.missed.append(path)
-            coverage.residue.append(Residue(path, 0, f"not compared: {comparison.skipped.get(path, 'unreadable')}"))
+            reason = comparison.skipped.get(path, "unreadable").removeprefix(f"{path}: ")
+            coverage.residue.append(Residue(path, 0, f"not compared: {reason}"))
             continue
         now = planned(path)
         if now == target:

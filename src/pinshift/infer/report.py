@@ -36,19 +36,35 @@ def proof_lines(inference: Inference, limit: int | None, indent: str = "  ") -> 
     lines = [f"proof: {coverage.summary()}"]
     if inference.comparison.outside:
         lines.append(f"{indent}({_plural(inference.comparison.outside, 'changed file')} outside --files not compared)")
-    if coverage.partly:
-        lines.append(f"{indent}partly reproduced: {', '.join(coverage.partly[:limit] if limit else coverage.partly)}"
-                     + (f" and {len(coverage.partly) - limit} more" if limit and len(coverage.partly) > limit else ""))
+    for name, paths in (("partly reproduced", coverage.partly), ("not reproduced", coverage.missed)):
+        if not paths:
+            continue
+        if limit is None:
+            lines.append(f"{indent}{name}:")
+            lines.extend(f"{indent}  {path}" for path in paths)
+        elif len(paths) <= 3:
+            lines.append(f"{indent}{name}: {', '.join(paths)}")
+        else:
+            lines.append(f"{indent}{name}: {', '.join(paths[:3])} and {len(paths) - 3} more (--verbose lists them)")
     if coverage.residue:
         files = len({r.path for r in coverage.residue})
         lines.append(f"residue: {_plural(len(coverage.residue), 'difference')} in {_plural(files, 'file')} "
                      "that no step reproduces (TARGET's line, short diff):")
-        shown = coverage.residue if limit is None else coverage.residue[:limit]
-        for residue in shown:
-            lines.append(f"{indent}{residue}")
-            lines.extend(f"{indent}  {line}" for line in residue.diff)
-        if len(shown) < len(coverage.residue):
-            lines.append(f"{indent}… and {len(coverage.residue) - len(shown)} more (--verbose lists them all)")
+        groups: dict[tuple, list] = {}
+        for residue in coverage.residue:  # the same difference in many files: shown once, counted
+            changed = tuple(line for line in residue.diff if line[:1] in ("-", "+"))  # context may differ
+            groups.setdefault((residue.what, changed), []).append(residue)
+        shown = list(groups.values()) if limit is None else list(groups.values())[:limit]
+        for same in shown:
+            more = f" (and {_plural(len(same) - 1, 'more file')} with the same difference)" if len(same) > 1 else ""
+            lines.append(f"{indent}{same[0]}{more}")
+            lines.extend(f"{indent}  {line}" for line in same[0].diff)
+            if limit is None and len(same) > 1:
+                lines.append(f"{indent}  also at:")
+                lines.extend(f"{indent}    {r.path}:{r.line}" if r.line else f"{indent}    {r.path}" for r in same[1:])
+        if len(shown) < len(groups):
+            left = sum(len(same) for same in list(groups.values())[len(shown):])
+            lines.append(f"{indent}… and {_plural(left, 'more difference')} (--verbose lists them all)")
     if inference.dropped:
         lines.append(f"dropped: {_plural(len(inference.dropped), 'candidate step')} (a step whose plan changes what "
                      "TARGET did not change, or that cannot run, is never written):")
