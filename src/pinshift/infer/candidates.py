@@ -10,7 +10,7 @@ the proof restricts its `files` to globs of that group.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -112,6 +112,16 @@ def replacement(old: str, new: str) -> tuple[str, str, bool] | None:
     if new.endswith(old) and new != old:
         return "(?<!" + re.escape(new[: -len(old)]) + ")" + re.escape(old), template, True
     return None
+
+
+def draft_message(title: str, detail: str) -> str:
+    """A step's commit message: its title as the subject, what it does as the body (wrapped at 72)."""
+    import textwrap
+
+    if not detail:
+        return ""
+    body = textwrap.fill(detail, 72, break_long_words=False, break_on_hyphens=False)
+    return f"{title}\n\n{body}\n"
 
 
 def short(text: str, limit: int = 40) -> str:

@@ -21,7 +21,7 @@ from pathlib import Path
 from pinshift.errors import PinshiftError, UsageError
 from pinshift.globs import glob_problem, matches
 from pinshift.infer import propose_docs, propose_files, propose_nix, propose_pins, propose_strings
-from pinshift.infer.candidates import Setting, literal, literal_value, writable
+from pinshift.infer.candidates import Setting, draft_message, literal, literal_value, writable
 from pinshift.infer.coverage import Coverage, measure, overreaching, planned_files
 from pinshift.infer.prove import Accepted, Dropped, attempt
 from pinshift.infer.recipe_toml import render
@@ -170,19 +170,12 @@ def recipe_tables(inference: Inference) -> tuple[dict, list[dict]]:
         if candidate.files is None and accepted.files is not None and len(accepted.files) <= 2 \
                 and len(candidate.intended) > 1:
             title += f" ({', '.join(glob.rpartition('/')[2] for glob in accepted.files)})"
-        message = f"{title}\n\n{_wrapped(candidate.detail)}\n" if candidate.detail else ""
-
+        message = draft_message(title, candidate.detail)
         table = {"kind": candidate.kind, "title": title, "message": message, "params": candidate.params}
         if accepted.files is not None:
             table["files"] = list(accepted.files)
         steps.append(table)
     return recipe, steps
-
-
-def _wrapped(text: str, width: int = 72) -> str:
-    import textwrap
-
-    return textwrap.fill(text, width, break_long_words=False, break_on_hyphens=False)
 
 
 def prove(inference: Inference, kinds) -> None:

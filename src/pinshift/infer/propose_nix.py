@@ -21,7 +21,7 @@ import re
 from collections import defaultdict
 
 from pinshift import languages
-from pinshift.infer.candidates import Candidate, Setting, short
+from pinshift.infer.candidates import Candidate, Setting
 from pinshift.infer.propose_pins import comment_above
 from pinshift.infer.state import State
 from pinshift.migrations.metadata_rev import _markers

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from pinshift.errors import PinshiftError
 from pinshift.globs import matches
-from pinshift.infer.candidates import Candidate, Setting
+from pinshift.infer.candidates import Candidate, Setting, draft_message
 from pinshift.infer.groups import exact_globs, group_globs
 from pinshift.infer.hunks import overreach
 from pinshift.infer.state import State
@@ -44,17 +44,7 @@ class Dropped:
 
 def recipe_step(candidate: Candidate, files: tuple[str, ...] | None) -> RecipeStep:
     return RecipeStep(kind=candidate.kind, title=candidate.title, params=dict(candidate.params),
-                      message=message(candidate), files=files)
-
-
-def message(candidate: Candidate) -> str:
-    """The commit message a candidate's step gets: its title, and what it does."""
-    import textwrap
-
-    if not candidate.detail:
-        return ""
-    body = textwrap.fill(candidate.detail, 72, break_long_words=False, break_on_hyphens=False)
-    return f"{candidate.title}\n\n{body}\n"
+                      message=draft_message(candidate.title, candidate.detail), files=files)
 
 
 def file_options(state: State, candidate: Candidate, setting: Setting) -> list[tuple[str, ...] | None]:
