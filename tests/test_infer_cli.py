@@ -9,7 +9,7 @@ import os
 import tomllib
 
 import pytest
-from conftest import git
+from conftest import FIXTURES, git
 from migrate_repo import snapshot
 
 PIN = """# pinned to 6a030d5 (nixpkgs)
@@ -329,3 +329,27 @@ def test_the_same_residue_in_many_files_is_shown_once_and_counted(repo, run_cli)
     assert "no step could be inferred: no recipe written" in result.stderr
     output = infer_ok(run_cli, repo, "--verbose")
     assert "    also at:\n      pkgs/b.nix:7\n      pkgs/c.nix:7" in output.stderr
+
+
+# --- readme-branch-table on the step's own golden files ---------------------------------------------
+
+README_COLUMNS = {"pytorch": "2.10.0", "cuda": "12.9", "python": "3.13", "min driver": "560+", "nixpkgs pin": "0182a36"}
+
+
+@pytest.mark.parametrize("source, golden", [
+    ("README.md", "README.expected.md"),  # a new row below the base row; the marker and banner move
+    ("README-crlf.md", "README-crlf.expected.md"),
+    ("README-target-present.md", "README-target-present.expected.md"),  # the target's row is there: updated
+])
+def test_readme_branch_tables_are_inferred_from_the_steps_golden_files(make_repo, run_cli, source, golden):
+    docs = FIXTURES / "docs"  # written by hand for readme-branch-table's own tests (test_step_readme_branch_table)
+    root = make_repo({"README.md": (docs / source).read_bytes()}, branch="pytorch-2.9")
+    commit_on(root, "pytorch-2.10-cuda12_9", {"README.md": (docs / golden).read_bytes()}, start="pytorch-2.9")
+    result = run_cli("infer", "pytorch-2.9", "pytorch-2.10-cuda12_9", "--repo", str(root))
+    assert result.exit_code == 0, result
+    [step] = tomllib.loads(result.stdout)["steps"]
+    params = step["params"]
+    assert (step["kind"], step["files"], params["base"], params["target"]) == \
+        ("readme-branch-table", ["README.md"], "{base}", "{target}")
+    assert {k.lower(): v for k, v in params["columns"].items()}.items() <= README_COLUMNS.items()
+    assert params.get("revision", "0182a361324364ae3f436a63005877674cf45efb") == "0182a361324364ae3f436a63005877674cf45efb"

@@ -1,7 +1,7 @@
 """Candidates for the kinds that read other languages: readme-branch-table (Markdown), python-constant (Python).
 
 readme-branch-table: a row TARGET adds to a README's branch table, right below the row it was
-cloned from. `base` and `target` are the branch names in those rows (`{base}`/`{target}` when
+cloned from (or a row already there that takes the "this branch" marker from another). `base` and `target` are the branch names in those rows (`{base}`/`{target}` when
 they are the branches BASE and TARGET, so the recipe follows the branches it runs on); `columns`
 are the cells whose visible text differs from the template row's; `revision` is a full revision
 the new row links to and the template row does not. The step itself moves the "this branch"
@@ -40,8 +40,36 @@ def _visible(doc, cell) -> str:
     return plain_text(strip_marks(doc.cell_text(cell))[0]).strip()
 
 
+def _marked(doc, row) -> bool:
+    return any(strip_marks(doc.cell_text(cell), False)[1].signal for cell in row.cells)
+
+
+def _rows(doc, table, target_doc, target_table, column: int, setting: Setting):
+    """(base name, target name, the row TARGET's cells are compared with, TARGET's row) for this table, or None.
+
+    A row TARGET adds right below the row it was cloned from (compared with that row); else a row both
+    have that took the "this branch" marker from another row (compared with its own earlier cells).
+    """
+    names = [branch_name(doc.cell_text(r.cells[column])) if column < len(r.cells) else "" for r in table.rows]
+    target_names = [branch_name(target_doc.cell_text(r.cells[column])) if column < len(r.cells) else ""
+                    for r in target_table.rows]
+    for index, name in enumerate(target_names):
+        if index and name and name not in names and target_names[index - 1] in names:
+            base = target_names[index - 1]
+            return base, name, table.rows[names.index(base)], target_table.rows[index]
+    lost = [n for n, r in zip(names, table.rows) if _marked(doc, r) and n in target_names
+            and not _marked(target_doc, target_table.rows[target_names.index(n)])]
+    gained = [n for n, r in zip(target_names, target_table.rows) if _marked(target_doc, r) and n in names
+              and not _marked(doc, table.rows[names.index(n)])]
+    if len(lost) == 1 and len(gained) == 1:
+        row = table.rows[names.index(gained[0])]
+        return lost[0], gained[0], row, target_table.rows[target_names.index(gained[0])]
+    return None
+
+
 def readme_params(state: State, path: str, target_path: str, setting: Setting) -> dict | None:
-    """readme-branch-table params for the rows TARGET adds to this README's branch tables (None: no such row)."""
+    """readme-branch-table params for the row TARGET adds to (or moves the marker to in) this README's branch
+    tables (None: there is none)."""
     doc, target_doc = state.doc(path), state.target_doc(target_path)
     if doc is None or target_doc is None or not hasattr(doc, "tables") or len(doc.tables) != len(target_doc.tables):
         return None
@@ -50,31 +78,28 @@ def readme_params(state: State, path: str, target_path: str, setting: Setting) -
         column = _branch_column(target_doc, target_table)
         if column is None or _branch_column(doc, table) != column:
             continue
-        names = [branch_name(doc.cell_text(r.cells[column])) if column < len(r.cells) else "" for r in table.rows]
-        for index, row in enumerate(target_table.rows):
-            if column >= len(row.cells) or index == 0:
+        rows = _rows(doc, table, target_doc, target_table, column, setting)
+        if rows is None:
+            continue
+        base, name, template, row = rows
+        if found.setdefault("base", base) != base or found.setdefault("target", name) != name:
+            return None
+        header = plain_text(target_doc.cell_text(target_table.header.cells[column])).strip()
+        if header.lower() != "branch":
+            found["branch-column"] = header
+        for cell_index, cell in enumerate(row.cells):
+            if cell_index == column or cell_index >= len(template.cells) or cell_index >= len(target_table.header.cells):
                 continue
-            name = branch_name(target_doc.cell_text(row.cells[column]))
-            base = branch_name(target_doc.cell_text(target_table.rows[index - 1].cells[column]))
-            if name in names or base not in names:
-                continue
-            template = table.rows[names.index(base)]
-            header = plain_text(target_doc.cell_text(target_table.header.cells[column])).strip()
-            if found.setdefault("base", base) != base or found.setdefault("target", name) != name:
-                return None
-            if header.lower() != "branch":
-                found["branch-column"] = header
-            for cell_index, cell in enumerate(row.cells):
-                if cell_index == column or cell_index >= len(template.cells) or cell_index >= len(target_table.header.cells):
-                    continue
-                old, new = _visible(doc, template.cells[cell_index]), _visible(target_doc, cell)
-                if old != new:
-                    title = plain_text(target_doc.cell_text(target_table.header.cells[cell_index])).strip()
-                    found["columns"].setdefault(title, new)
-            template_raw = doc.data[template.start : template.end]
-            for match in _FULL_HEX.finditer(target_doc.data, row.start, row.end):
-                if match.group(0) not in template_raw:
-                    found.setdefault("revision", match.group(0).decode())
+            if strip_marks(target_doc.cell_text(cell))[1].whole:
+                continue  # a cell saying only "This branch": the marker, moved by the step itself
+            old, new = _visible(doc, template.cells[cell_index]), _visible(target_doc, cell)
+            if old != new:
+                title = plain_text(target_doc.cell_text(target_table.header.cells[cell_index])).strip()
+                found["columns"].setdefault(title, new)
+        template_raw = doc.data[template.start : template.end]
+        for match in _FULL_HEX.finditer(target_doc.data, row.start, row.end):
+            if match.group(0) not in template_raw:
+                found.setdefault("revision", match.group(0).decode())
     if "base" not in found:
         return None
     params = {"base": "{base}" if found["base"] == setting.branches.get("base") else found["base"],
