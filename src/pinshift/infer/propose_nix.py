@@ -91,9 +91,9 @@ def propose_attr_renames(state: State, setting: Setting) -> list[Candidate]:
         if "definition" in roles:
             params["definitions"] = "rename"
         paths = tuple(dict.fromkeys(p for p, _, _ in places))
-        where = f"{params['base']}.{new}" if "base" in params else new
+        where = f"in every select on {params['base']}" if "base" in params else "in selects and function arguments"
         found.append(Candidate("rename-attr", params, f"Use {new} instead of {old}", paths, order=(paths[0],),
-                               detail=f"{where} instead of {old} in {_plural(len(paths), 'file')}."))
+                               detail=f"{old} becomes {new} {where}, in {_plural(len(paths), 'file')}."))
     return found
 
 

@@ -2,9 +2,10 @@
 
 Top-level keys first (name, description, base, target, files), then one `[[steps]]` table per
 step: kind, title, files when the step has its own, message, and `[steps.params]` (nested
-tables such as `columns` as `[steps.params.columns]`). Strings with backslashes and no quote
-are written as literal strings ('\\d+'), multi-line strings as \"\"\"...\"\"\". A comment block
-at the top says where the recipe comes from and what the proof found.
+tables such as `columns` as `[steps.params.columns]`). A one-line string with a backslash or a
+double quote and no apostrophe is a literal string ('\\d+', '[ "-j32" ]'), as people write
+them; a multi-line string is a \"\"\"...\"\"\" string. A comment block at the top says where the
+recipe comes from and what the proof found.
 
 `render` checks its own output: the text is read back with tomllib and must give exactly the
 data it was made from (an internal error otherwise: a recipe must mean what infer proved).
@@ -28,8 +29,9 @@ def _value(value: Any):
         controls = any(ord(c) < 32 and c not in "\n\t" or ord(c) == 127 for c in value)
         if "\n" in value and not controls:
             return tomlkit.string(value, multiline=True)
-        if "\\" in value and "'" not in value and not controls and "\n" not in value and "\t" not in value:
-            return tomlkit.string(value, literal=True)
+        if ("\\" in value or '"' in value) and "'" not in value and not controls and "\n" not in value \
+                and "\t" not in value:
+            return tomlkit.string(value, literal=True)  # '[ "-j32" ]', '\d+': as people write them
         return tomlkit.string(value)
     if isinstance(value, (list, tuple)):
         array = tomlkit.array()
