@@ -192,25 +192,25 @@ def prove(inference: Inference, kinds) -> None:
         try:
             resolved = validate_recipe(recipe, kinds, inference.setting.branches)
             plan = plan_recipe(comparison.base_tree, recipe, resolved)
-            refused = next((s for s in plan.steps if s.refused), None)
-            planned = planned_files(plan, comparison.base_tree)
-            wrong = overreaching(comparison, planned)
-        except PinshiftError as error:  # a recipe that cannot run: drop the last step and prove again
-            wrong, refused, planned, plan = [str(error)], None, None, None
+        except PinshiftError as error:  # a recipe that cannot run: drop its last step and prove again
+            dropped = inference.steps.pop()
+            inference.dropped.append(Dropped(dropped.candidate, f"the whole recipe's plan fails with it: "
+                                                                f"{str(error).splitlines()[0]} (dropped at the proof)"))
+            continue
+        refused = next((s for s in plan.steps if s.refused), None)
+        planned = planned_files(plan, comparison.base_tree)
+        wrong = overreaching(comparison, planned)
         if refused is None and not wrong:
             inference.plan = plan
             inference.coverage = measure(comparison, planned)
             return
-        culprit = _culprit(plan, refused, wrong)
-        dropped = inference.steps.pop(culprit)
-        why = f"the whole recipe's plan {'refuses ' + refused.refused[0].path if refused else 'changes ' + wrong[0]}"
-        inference.dropped.append(Dropped(dropped.candidate, f"{why}, which TARGET does not do (dropped at the proof)"))
+        dropped = inference.steps.pop(_culprit(plan, refused, wrong))
+        why = f"refuses {refused.refused[0].path}" if refused else f"changes {wrong[0]}, which TARGET does not do"
+        inference.dropped.append(Dropped(dropped.candidate, f"the whole recipe's plan {why} (dropped at the proof)"))
 
 
-def _culprit(plan: Plan | None, refused, wrong: list[str]) -> int:
+def _culprit(plan: Plan, refused, wrong: list[str]) -> int:
     """The index of the step to drop: the refusing step, else the last step that changed a wrong path."""
-    if plan is None:
-        return -1
     if refused is not None:
         return refused.index - 1
     for step in reversed(plan.steps):
