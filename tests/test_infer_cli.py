@@ -353,3 +353,15 @@ def test_readme_branch_tables_are_inferred_from_the_steps_golden_files(make_repo
         ("readme-branch-table", ["README.md"], "{base}", "{target}")
     assert {k.lower(): v for k, v in params["columns"].items()}.items() <= README_COLUMNS.items()
     assert params.get("revision", "0182a361324364ae3f436a63005877674cf45efb") == "0182a361324364ae3f436a63005877674cf45efb"
+
+
+def test_a_function_argument_renamed_everywhere_is_rename_attr_without_base(make_repo, run_cli):
+    text = ('{{ python3Packages, lib }}:\npython3Packages.torch.overrideAttrs (old: {{\n  pname = "t-{n}";\n'
+            '  buildInputs = [ python3Packages.numpy lib.x ];\n}})\n')
+    root = make_repo({f"pkgs/{n}.nix": text.format(n=n) for n in ("a", "b")}, branch="base")
+    commit_on(root, "target", {f"pkgs/{n}.nix": text.format(n=n).replace("python3Packages", "python313Packages")
+                               for n in ("a", "b")})
+    result = infer_ok(run_cli, root)
+    assert result.exit_code == 0, result
+    [step] = tomllib.loads(result.stdout)["steps"]
+    assert (step["kind"], step["params"]) == ("rename-attr", {"from": "python3Packages", "to": "python313Packages"})
