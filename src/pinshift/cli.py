@@ -22,6 +22,7 @@ from pinshift.errors import PinshiftError
 COMMANDS = {
     "demo": ("pinshift.commands.demo:demo", "Build a demo recipe repository and migrate it, as a user would."),
     "migrate": ("pinshift.commands.migrate:migrate", "Migrate a branch with a recipe: new branch, one commit per step."),
+    "infer": ("pinshift.commands.infer:infer", "Learn a recipe from two commits (BASE -> TARGET) and prove it."),
     "apply": ("pinshift.commands.apply:apply", "Run one step kind on files in place (or --dry-run)."),
     "recipes": ("pinshift.commands.recipes:recipes", "List the recipes available here."),
     "show": ("pinshift.commands.recipes:show", "Show a recipe's steps or a step kind's documentation."),

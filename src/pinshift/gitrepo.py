@@ -59,6 +59,20 @@ class StepRecord:
     total: int | None
 
 
+@dataclass(frozen=True)
+class FileStatus:
+    """One path of `git diff --name-status` between two commits.
+
+    `status`: "A" added, "D" deleted, "M" modified, "T" type changed, "R" renamed from `source`,
+    "C" copied from `source` (which stays). `path` is the path in the later commit (for "D": the
+    deleted path).
+    """
+
+    status: str
+    path: str
+    source: str | None = None
+
+
 class CommitTree:
     """The files of one commit, read from git's object store: no worktree, nothing written.
 
@@ -252,12 +266,18 @@ class Repository:
         A missing name is an error that lists the closest branch names, since
         branches get renamed (`pytorch-2.9` became `pytorch-2.9-python313`).
         """
+        return self.resolve_commit(name, "base", "pass one with --from")
+
+    def resolve_commit(self, name: str, role: str, hint: str) -> str:
+        """`resolve_base` for any role: the error says "`role` 'name' is not a branch or commit ... (`hint`)"."""
+        if name.startswith("-") or not name.strip():  # never an option to git, never an empty revision
+            raise GitError(f"{role} '{name}' is not a branch or commit of {self.root} ({hint})")
         commit = self.commit_of(name)
         if commit is not None:
             return commit
         close = self.closest_branches(name)
-        hint = f"; closest branches: {', '.join(close)}" if close else f"; branches: {', '.join(self.branches()[:10])}"
-        raise GitError(f"base '{name}' is not a branch or commit of {self.root}{hint} (pass one with --from)")
+        where = f"; closest branches: {', '.join(close)}" if close else f"; branches: {', '.join(self.branches()[:10])}"
+        raise GitError(f"{role} '{name}' is not a branch or commit of {self.root}{where} ({hint})")
 
     def check_branch_name(self, name: str) -> None:
         """Refuse, before any work, a branch name git would refuse (or read as something else) at the end.
@@ -358,6 +378,27 @@ class Repository:
             return CommitTree(self.repo, commit, max_bytes)
         except git.GitCommandError as error:
             raise GitError(f"cannot read the files of {commit[:12]}: {_first_line(error)}") from None
+
+    def changed_files(self, base: str, target: str) -> list[FileStatus]:
+        """How the files of commit `target` differ from those of `base`, as git sees it: one FileStatus per
+        added, deleted, modified, renamed or copied path (`git diff --name-status -M -C --find-copies-harder`).
+
+        The user's diff configuration (external diff, textconv, `diff.renames`) does not apply: the
+        statuses are git's own rename and copy detection at its default similarity (50%).
+        """
+        output = self.repo.git.diff("--no-ext-diff", "--no-textconv", "--name-status", "-z", "-M", "-C",
+                                    "--find-copies-harder", base, target, "--")
+        fields = output.split("\0")
+        found, index = [], 0
+        while index < len(fields) and fields[index]:
+            status = fields[index]
+            if status[:1] in ("R", "C"):
+                found.append(FileStatus(status[:1], fields[index + 2], fields[index + 1]))
+                index += 3
+            else:
+                found.append(FileStatus(status[:1], fields[index + 1], None))
+                index += 2
+        return found
 
     def step_records(self, base: str, tip: str) -> list[StepRecord]:
         """Commits in base..tip, newest first, with their Pinshift trailers (None where absent)."""

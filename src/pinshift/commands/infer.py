@@ -1,0 +1,63 @@
+"""`pinshift infer BASE TARGET`: options and output; the work is in pinshift.infer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from pinshift.display import printable
+
+SHOWN = 10  # residue hunks and dropped candidates listed without --verbose
+
+
+@click.command()
+@click.argument("base")
+@click.argument("target")
+@click.option("--files", "files", multiple=True, metavar="GLOB",
+              help="Compare only files matching GLOB (repeatable); the recipe's files become these globs.")
+@click.option("--output", "output", type=click.Path(dir_okay=False), default=None,
+              help="Write the recipe to FILE (default: print it on stdout, the summary on stderr).")
+@click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path), default=".",
+              help="The recipe repository (default: the current directory).")
+@click.option("--verbose", "-v", is_flag=True, help="List every residue hunk, dropped candidate and reproduced file.")
+def infer(base: str, target: str, files: tuple[str, ...], output: str | None, repo: Path, verbose: bool) -> None:
+    """Learn a recipe that turns commit BASE into commit TARGET, and prove it.
+
+    Reads both commits from git's objects (your checkout is not touched), infers steps of the
+    bundled kinds from their differences, plans the recipe from BASE in memory as `pinshift
+    migrate --dry-run` does and compares every file with TARGET. Exit 0 when every changed file
+    is reproduced byte for byte, 1 when differences remain (listed as residue), 2 on usage errors.
+    """
+    from pinshift.infer.engine import InferOptions, infer as run
+    from pinshift.infer.report import recipe_text, summary
+
+    if output:
+        from pinshift.report import check_output_path
+
+        check_output_path(output)
+    inference = run(InferOptions(base=base, target=target, files=tuple(files), repo=repo))
+    text = recipe_text(inference) if inference.steps else None
+    lines = summary(inference, verbose, SHOWN)
+    if text is not None and output:
+        _write(output, text)
+        lines.append(f"recipe written to {output}")
+    elif text is not None:
+        click.echo(text, nl=False)
+    else:
+        lines.append("no step could be inferred: no recipe written")
+    click.echo(printable("\n".join(lines), keep_newlines=True), err=not output)
+    if not inference.complete:
+        raise click.exceptions.Exit(1)
+
+
+def _write(output: str, text: str) -> None:
+    from pinshift.errors import UsageError
+    from pinshift.files import write_atomic
+    from pinshift.report import check_output_path
+
+    path = check_output_path(output)
+    try:
+        write_atomic(path, text.encode("utf-8"))
+    except OSError as error:
+        raise UsageError(f"--output {output}: cannot write ({error.strerror or error})") from None

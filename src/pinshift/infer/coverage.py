@@ -1,0 +1,180 @@
+"""How much of TARGET a planned recipe reproduces: file by file, and each hunk it does not.
+
+`planned_files(plan, base_tree)` replays a Plan's tree changes (the same `plan.tree_changes`
+`pinshift migrate` commits) over BASE in memory; `measure` compares the result with TARGET:
+a changed file is reproduced (byte for byte, at TARGET's path), partly reproduced (a step
+changed it, but not into TARGET's bytes), or not reproduced (no step touched it). Each
+difference left is a `Residue`: path, TARGET's line, a short diff.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from pinshift.diff import unified_diff
+from pinshift.display import printable
+from pinshift.errors import PinshiftError
+from pinshift.infer.hunks import overreach
+from pinshift.infer.trees import Comparison
+from pinshift.plan import Plan, tree_changes
+
+DIFF_LINES = 6  # a residue's short diff: at most this many -/+ lines
+LINE_WIDTH = 100
+
+
+@dataclass(frozen=True)
+class Residue:
+    """One unexplained difference: `path:line` (TARGET's line), what it is, and a short diff (-/+ lines)."""
+
+    path: str
+    line: int
+    what: str
+    diff: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.what}"
+
+
+@dataclass
+class Coverage:
+    reproduced: list[str] = field(default_factory=list)
+    partly: list[str] = field(default_factory=list)
+    missed: list[str] = field(default_factory=list)
+    residue: list[Residue] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return len(self.reproduced) + len(self.partly) + len(self.missed)
+
+    @property
+    def complete(self) -> bool:
+        return not self.partly and not self.missed
+
+    def summary(self) -> str:
+        return (f"{len(self.reproduced)} of {self.total} changed file{'s' if self.total != 1 else ''} reproduced "
+                f"byte for byte, {len(self.partly)} partly, {len(self.missed)} not at all")
+
+
+def planned_files(plan: Plan, base_tree) -> Callable[[str], bytes | None]:
+    """The bytes of each path after every step of `plan` (None: no such file), read lazily from BASE otherwise."""
+    overlay: dict[str, bytes | None] = {}
+    for step in plan.steps:
+        for change in tree_changes(step):
+            overlay[change.path] = change.data
+
+    def read(path: str) -> bytes | None:
+        if path in overlay:
+            return overlay[path]
+        if base_tree.mode(path) is None:
+            return None
+        try:
+            return base_tree.read(path)
+        except PinshiftError:
+            return None
+
+    read.overlay = overlay  # type: ignore[attr-defined]
+    return read
+
+
+def overreaching(comparison: Comparison, planned: Callable[[str], bytes | None]) -> list[str]:
+    """Paths whose planned bytes change something TARGET did not (the proof's guarantee; normally empty):
+    a path TARGET keeps taken away, a path created that TARGET does not have, bytes not between BASE's
+    and TARGET's. Editing a file TARGET removes, or one it renames that no step renamed, is not one."""
+    origins = set(comparison.renamed.values())
+    found = []
+    for path, data in sorted(planned.overlay.items()):  # type: ignore[attr-defined]
+        in_target = comparison.target_tree.mode(path) is not None
+        if data is None:
+            if in_target:
+                found.append(path)
+            continue
+        if not in_target:
+            if path not in comparison.removed and path not in origins:
+                found.append(path)
+            continue
+        origin = comparison.origin(path) or path
+        before = _base(comparison, origin) if comparison.base_tree.mode(origin) else None
+        target = comparison.target_read(path)
+        if before is not None and target is not None and overreach(before, data, target):
+            found.append(path)
+    return found
+
+
+def _base(comparison: Comparison, path: str) -> bytes | None:
+    try:
+        return comparison.base_tree.read(path)
+    except PinshiftError:
+        return None
+
+
+def measure(comparison: Comparison, planned: Callable[[str], bytes | None]) -> Coverage:
+    coverage = Coverage()
+    for path in comparison.target_paths():
+        target = comparison.target_read(path)
+        if target is None:
+            coverage.missed.append(path)
+            reason = comparison.skipped.get(path, "unreadable").removeprefix(f"{path}: ")
+            coverage.residue.append(Residue(path, 0, f"not compared: {reason}"))
+            continue
+        now = planned(path)
+        if now == target:
+            coverage.reproduced.append(path)
+            continue
+        origin = comparison.origin(path)
+        before = _base(comparison, origin) if origin is not None else None
+        if now is None and origin is not None and planned(origin) is not None and origin != path:
+            moved = planned(origin)
+            (coverage.partly if moved != before else coverage.missed).append(path)
+            coverage.residue.append(Residue(path, 0, f"TARGET has it as a {'rename' if path in comparison.renamed else 'copy'}"
+                                                     f" of {origin}; no step makes it"))
+            coverage.residue.extend(residue_hunks(path, moved, target))
+            continue
+        if now is None:
+            coverage.missed.append(path)
+            coverage.residue.append(Residue(path, 0, "TARGET adds this file; no step creates it"))
+            continue
+        (coverage.partly if now != before else coverage.missed).append(path)
+        coverage.residue.extend(residue_hunks(path, now, target))
+    for path in sorted(comparison.removed):
+        if planned(path) is None:
+            coverage.reproduced.append(path)
+        else:
+            coverage.missed.append(path)
+            coverage.residue.append(Residue(path, 0, "TARGET removes this file; no step removes it"))
+    return coverage
+
+
+def residue_hunks(path: str, planned: bytes, target: bytes) -> list[Residue]:
+    """One Residue per hunk of the diff from the planned bytes to TARGET's (one line of context)."""
+    text = unified_diff(path, planned, target, context=1).decode("utf-8", "replace")
+    found = []
+    for chunk in text.split("\n@@")[1:]:
+        header, _, body = chunk.partition("\n")
+        new_side = header.split("+", 1)[1].split(" ", 1)[0] if "+" in header else "0"
+        lines = [l for l in body.split("\n") if l[:1] in ("-", "+", " ", "\\")]
+        first = next((i for i, l in enumerate(lines) if l[:1] in ("-", "+")), 0)
+        line = int(new_side.split(",")[0] or 0) + sum(1 for l in lines[:first] if l.startswith(" "))
+        found.append(Residue(path, max(line, 1), _what(lines), _short(lines)))
+    return found
+
+
+def _what(lines: list[str]) -> str:
+    added = sorted(l[1:] for l in lines if l.startswith("+"))
+    removed = sorted(l[1:] for l in lines if l.startswith("-"))
+    if added and added == removed:
+        return "the same lines in another order"
+    if added and removed:
+        return f"{len(removed)} line{'s' if len(removed) != 1 else ''} differ" if len(removed) != 1 else \
+            "a line differs" if len(added) == 1 else f"1 line differs ({len(added)} in TARGET)"
+    if added:
+        return f"TARGET has {len(added)} more line{'s' if len(added) != 1 else ''}"
+    return f"TARGET has {len(removed)} line{'s' if len(removed) != 1 else ''} fewer"
+
+
+def _short(lines: list[str]) -> tuple[str, ...]:
+    shown = [printable(l if len(l) <= LINE_WIDTH else l[: LINE_WIDTH - 1] + "…") for l in lines[:DIFF_LINES]]
+    if len(lines) > DIFF_LINES:
+        shown.append(f"… {len(lines) - DIFF_LINES} more lines")
+    return tuple(shown)

@@ -1,0 +1,237 @@
+"""Candidates for replace-in-strings: text TARGET changed inside the strings bound at one binding path.
+
+A hunk inside the literal text of a string that is the value of a binding (`meta.longDescription`,
+or `(oldAttrs.postInstall or "") + ''...''`) becomes `old` -> `new`, widened to whole words
+(`12` -> `11` is `3.12` -> `3.11`) and then word by word until `old` occurs in that binding's
+strings no more often than TARGET changed it (`Python: 3.12`, not the `3.12` of a paragraph
+that says `Python 3.12 builds`). Whole lines deleted or added stay whole lines. `old` and
+`new` are literal when `new` does not contain `old`; otherwise a regular expression that stops
+matching once the text is there (see candidates.replacement). Files that need the same
+replacement make one step; files that need another one at the same place make another step,
+restricted to their group by the proof.
+
+The `.metadata-rev` markers are left to metadata-rev.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from pinshift import languages
+from pinshift.infer.candidates import Candidate, Setting, replacement, short
+from pinshift.infer.state import State
+from pinshift.migrations.metadata_rev import _MARKER
+from pinshift.migrations.replace_in_strings import bound_strings
+from pinshift.syntax.queries import STRING_TYPES, as_string, bindings, find_bindings
+
+MAX_WIDENING = 8
+
+
+def _fragment(doc, start: int, end: int):
+    """The literal fragment node of a string holding bytes start..end, and the string node; None outside one."""
+    node = doc.root.descendant_for_byte_range(start, end)
+    while node is not None and node.type not in STRING_TYPES:
+        node = node.parent
+    if node is None:
+        return None
+    for fragment in as_string(node).literals():
+        if fragment.start_byte <= start and end <= fragment.end_byte:
+            return fragment, node
+    return None
+
+
+def _binding_path(doc, string_node, by_node: dict) -> str | None:
+    """The dotted path of the binding whose value is this string (alone or joined with `+`)."""
+    node = string_node
+    while node.parent is not None and (node.parent.type == "parenthesized_expression" or (
+            node.parent.type == "binary_expression" and node.parent.child_by_field_name("operator") is not None
+            and node.parent.child_by_field_name("operator").type == "+")):
+        node = node.parent
+    parent = node.parent
+    if parent is None or parent.type != "binding" or parent.child_by_field_name("expression") != node:
+        return None
+    binding = by_node.get(parent.id)
+    if binding is None or None in binding.path:
+        return None
+    return binding.dotted
+
+
+class _Change:
+    """One hunk inside a string fragment, widened over equal context on both sides."""
+
+    def __init__(self, path: str, fragment: bytes, target: bytes, start: int, end: int, new_start: int, new_end: int):
+        self.path, self.fragment, self.target = path, fragment, target
+        self.start, self.end, self.new_start, self.new_end = start, end, new_start, new_end
+        self.turn = 0
+
+    @property
+    def old(self) -> bytes:
+        return self.fragment[self.start : self.end]
+
+    @property
+    def new(self) -> bytes:
+        return self.target[self.new_start : self.new_end]
+
+    def _left(self) -> bool:
+        if self.start == 0 or self.new_start == 0 or self.fragment[self.start - 1] != self.target[self.new_start - 1]:
+            return False
+        self.start -= 1
+        self.new_start -= 1
+        return True
+
+    def _right(self) -> bool:
+        if self.end >= len(self.fragment) or self.new_end >= len(self.target) \
+                or self.fragment[self.end] != self.target[self.new_end]:
+            return False
+        self.end += 1
+        self.new_end += 1
+        return True
+
+    def to_words(self) -> None:
+        """Widen to whitespace on both sides (a change inside a word takes the whole word)."""
+        if self.old[:1].isspace() and self.old[-1:].isspace() and self.old:
+            return  # whole lines: already distinct
+        while self.start > 0 and not self.fragment[self.start - 1 : self.start].isspace() and self._left():
+            pass
+        while self.end < len(self.fragment) and not self.fragment[self.end : self.end + 1].isspace() and self._right():
+            pass
+        if not self.old:
+            self.widen()
+
+    def widen(self) -> bool:
+        """One more word of context, alternating left and right; False when there is none."""
+        for side in ((self._widen_left, self._widen_right) if self.turn % 2 == 0 else
+                     (self._widen_right, self._widen_left)):
+            self.turn += 1
+            if side():
+                return True
+        return False
+
+    def _widen_left(self) -> bool:
+        moved = False
+        while self.start > 0 and self.fragment[self.start - 1 : self.start].isspace() and self._left():
+            moved = True
+        while self.start > 0 and not self.fragment[self.start - 1 : self.start].isspace() and self._left():
+            moved = True
+        return moved
+
+    def _widen_right(self) -> bool:
+        moved = False
+        while self.end < len(self.fragment) and self.fragment[self.end : self.end + 1].isspace() and self._right():
+            moved = True
+        while self.end < len(self.fragment) and not self.fragment[self.end : self.end + 1].isspace() and self._right():
+            moved = True
+        return moved
+
+
+def _in_marker(fragment: bytes, start: int, end: int) -> bool:
+    return any(m.start() <= end and start <= m.end() for m in _MARKER.finditer(fragment))
+
+
+def string_changes(state: State, path: str, target_path: str) -> list[tuple[str, bytes, bytes, int]]:
+    """(binding path, old, new, offset) for each change TARGET made inside a bound string of this file."""
+    doc, target_doc = state.doc(path), state.target_doc(target_path)
+    if doc is None or target_doc is None:
+        return []
+    by_node = None
+    changes: list[tuple[_Change, int]] = []
+    for hunk in state.hunks(path, target_path):
+        held = _fragment(doc, hunk.start, hunk.end)
+        target_held = _fragment(target_doc, hunk.new_start, hunk.new_end)
+        if held is None or target_held is None:
+            continue
+        fragment, string = held
+        target_fragment, _ = target_held
+        start, end = hunk.start - fragment.start_byte, hunk.end - fragment.start_byte
+        if _in_marker(doc.text(fragment), start, end):
+            continue
+        if by_node is None:
+            by_node = {b.node.id: b for b in bindings(doc)}
+        binding_path = _binding_path(doc, string, by_node)
+        if binding_path is None:
+            continue
+        change = _Change(binding_path, doc.text(fragment), target_doc.text(target_fragment), start, end,
+                         hunk.new_start - target_fragment.start_byte, hunk.new_end - target_fragment.start_byte)
+        change.to_words()
+        change.where = (fragment.start_byte, target_fragment.start_byte)
+        changes.append((change, hunk.start))
+    changes = _merged(changes)
+    texts: dict[str, list[bytes]] = {}
+    for _ in range(MAX_WIDENING):
+        wanted: dict[tuple[str, bytes], int] = defaultdict(int)
+        for change, _ in changes:
+            wanted[(change.path, change.old)] += 1
+        crowded = []
+        for change, _ in changes:
+            if change.path not in texts:
+                texts[change.path] = [doc.text(f) for b in find_bindings(doc, change.path)
+                                      for s in bound_strings(b.value) for f in s.literals()]
+            if sum(t.count(change.old) for t in texts[change.path]) > wanted[(change.path, change.old)]:
+                crowded.append(change)
+        if not crowded or not any(change.widen() for change in crowded):
+            break
+    return [(c.path, c.old, c.new, offset) for c, offset in changes if c.old]
+
+
+def _merged(changes: list[tuple["_Change", int]]) -> list[tuple["_Change", int]]:
+    """Changes of one fragment that overlap or are apart by spaces only (same line) become one:
+    `Python: 3.13` -> `Python 3.13 (CUDA 12.9 build)` rather than a colon removed and words added."""
+    out: list[tuple[_Change, int]] = []
+    for change, offset in sorted(changes, key=lambda item: (item[0].where, item[0].start)):
+        if out:
+            last, _ = out[-1]
+            gap = change.fragment[last.end : change.start]
+            if last.where == change.where and (change.start <= last.end or (not gap.strip() and b"\n" not in gap)):
+                last.end, last.new_end = max(last.end, change.end), max(last.new_end, change.new_end)
+                continue
+        out.append((change, offset))
+    return out
+
+
+def _title(path: str, old: str, new: str) -> str:
+    if not new.strip():
+        return f"Remove {short(old.strip(), 30)!r} from {path}"
+    if not old.strip():
+        return f"Add {short(new.strip(), 30)!r} to {path}"
+    return f"Say {short(new.strip(), 30)!r} instead of {short(old.strip(), 30)!r} in {path}"
+
+
+def propose_string_replacements(state: State, setting: Setting) -> list[Candidate]:
+    groups: dict[tuple, list[str]] = defaultdict(list)
+    where: dict[tuple, tuple] = {}
+    shown: dict[tuple, tuple[str, str]] = {}
+    for path, target_path in state.pairs():
+        if languages.language_for(path) != "nix":
+            continue
+        for binding_path, old, new, offset in string_changes(state, path, target_path):
+            try:
+                found = replacement(old.decode("utf-8"), new.decode("utf-8"))
+            except UnicodeDecodeError:
+                continue
+            if found is None:
+                continue
+            key = (binding_path,) + found
+            if path not in groups[key]:
+                groups[key].append(path)
+            where.setdefault(key, (path, offset))
+            shown.setdefault(key, (old.decode("utf-8"), new.decode("utf-8")))
+    merged: dict[tuple, list[str]] = {}  # one step for several binding paths that change in the same files
+    for key in sorted(groups, key=lambda k: where[k]):
+        rest, files = key[1:], tuple(groups[key])
+        same = next((k for k in merged if k[0] == rest and k[1] == files), None)
+        if same is not None:
+            merged[same].append(key[0])
+        else:
+            merged[(rest, files)] = [key[0]]
+    found = []
+    for (rest, files), paths in merged.items():
+        old, new, regex = rest
+        params: dict = {"paths": list(paths), "old": old, "new": new}
+        if regex:
+            params["regex"] = True
+        shown_old, shown_new = shown[(paths[0],) + rest]
+        detail = (f"In {' and '.join(paths)} of {len(files)} file{'s' if len(files) != 1 else ''}: "
+                  f"{short(shown_old, 60)!r} -> {short(shown_new, 60)!r}.")
+        found.append(Candidate("replace-in-strings", params, _title(" and ".join(paths), shown_old, shown_new), files,
+                               order=where[(paths[0],) + rest], detail=detail, rivals=(tuple(paths), old)))
+    return found
