@@ -7,9 +7,9 @@ Three phases, so that a failure anywhere leaves every file as it was:
    even for root, who could write it anyway); it is not immutable or append-only
    (`chattr`); its directory takes new files. Every problem is collected.
 2. **prepare** (only new files): for each target, the new bytes in a temporary file
-   beside it with the target's mode, owner and group, flushed to disk, and the
-   original kept under a second name (a hard link, or a copy where the file system
-   has none). A failure (disk full, read-only mount) removes what was made.
+   beside it with the target's mode, owner and group, and the original kept under a
+   second name (a hard link, or a copy where the file system has none); then one
+   `os.sync()` puts every new text on disk before any rename (not an fsync per file). A failure (disk full, read-only mount) removes what was made.
 3. **replace**: each temporary file is renamed over its target (atomic per file),
    after checking that the target is still the file checked in phase 1. A failure
    renames the originals back over the files already replaced.
@@ -24,6 +24,7 @@ are never lost.
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import secrets
 import signal
@@ -146,18 +147,25 @@ def _may_write(shown: str, target: Path, info: os.stat_result) -> _Problem | Non
 
 def _may_write_in(shown: str, directory: Path) -> _Problem | None:
     """Why no file can be made or replaced in `directory` (a read-only mount, chattr +i, permissions)."""
+    problem = _directory_problem(directory)
+    return _Problem(f"{shown}: {problem.reason}", problem.system) if problem is not None else None
+
+
+@functools.lru_cache(maxsize=256)
+def _directory_problem(directory: Path) -> _Problem | None:
+    """`_may_write_in` for one directory, asked once per directory and run (`replace_all` clears the cache)."""
     try:
         read_only_mount = bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
     except OSError:
         read_only_mount = False
     if read_only_mount:
-        return _Problem(f"{shown}: on a read-only file system", True)
+        return _Problem("on a read-only file system", True)
     if "immutable" in inode_flags(directory):
-        return _Problem(f"{shown}: its directory {directory} is immutable (chattr +i)", True)
+        return _Problem(f"its directory {directory} is immutable (chattr +i)", True)
     if not os.path.isdir(directory):
-        return _Problem(f"{shown}: its directory {directory} does not exist", True)
+        return _Problem(f"its directory {directory} does not exist", True)
     if not os.access(directory, os.W_OK | os.X_OK):
-        return _Problem(f"{shown}: its directory {directory} is not writable by this user", True)
+        return _Problem(f"its directory {directory} is not writable by this user", True)
     return None
 
 
@@ -213,7 +221,7 @@ def _prepare(staged: list[_Staged], caught: list[int]) -> None:
             raise _interrupted(caught[0], NOTHING_CHANGED)
         try:
             if not entry.item.removes:
-                entry.temp = temp_beside(entry.item.target, entry.item.after, entry.like)
+                entry.temp = temp_beside(entry.item.target, entry.item.after, entry.like, durable=False)
                 if entry.item.creates and entry.item.mode == "100755":
                     os.chmod(entry.temp, 0o777 & ~current_umask())
             if not entry.item.creates:
@@ -342,11 +350,13 @@ def replace_all(items: Sequence[Replacement]) -> list[str]:
     replacement failed and so did putting a file back; the message says which file
     holds what) or WriteInterrupted (128 + the signal; none was changed).
     """
+    _directory_problem.cache_clear()
     staged = _checked(items)
     with deferred() as held:
         caught = held.received
         try:
             _prepare(staged, caught)
+            os.sync()  # every new text on disk before any rename (one call, not an fsync per file)
             try:
                 _replace(staged, caught)
             except _Stopped as stop:

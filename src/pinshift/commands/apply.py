@@ -148,7 +148,10 @@ class SelectedFiles:
         self._seen: set[Path] = set()
 
     def add(self, shown: str, tree: DirectoryTree, relative: str) -> None:
-        real = Path(os.path.realpath(tree.root / relative))  # never raises: a symlink loop is skipped when read
+        # the real file, so two PATHs naming it once count once; the tree's root is already real, and a
+        # listed path passes through no symlinked directory: only a link itself needs resolving
+        full = tree.root / relative
+        real = Path(os.path.realpath(full)) if os.path.islink(full) else full  # a loop is skipped when read
         if real not in self._seen:
             self._seen.add(real)
             self.entries[shown] = (tree, relative)
