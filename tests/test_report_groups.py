@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pinshift.plan import FileChange, Outcome, StepPlan, Warning
 from pinshift.report.groups import (Location, change_groups, group_lines, group_text, message_key, note_groups,
@@ -128,3 +130,49 @@ def test_removals_are_one_group_and_never_join_edits():
     removed, edited = change_groups(step)
     assert (removed.operation, removed.paths) == ("removed", ["a.nix", "b.nix"])
     assert edited.paths == ["c.nix"]
+
+
+def _difflib_hunks(before: bytes, after: bytes) -> list[list[bytes]]:
+    from pinshift.diff import unified_diff
+
+    hunks: list[list[bytes]] = []
+    for line in unified_diff("x", before, after, context=0).split(b"\n")[2:]:
+        if line.startswith(b"@@"):
+            hunks.append([])
+        elif hunks and line:
+            hunks[-1].append(line)
+    return hunks
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_hunks_read_off_the_edits_equal_the_diffs(data):
+    """groups._edited_lines (no diff) gives git's -U0 hunks for edits within lines, on real recipes."""
+    from pinshift.demo.matrix import OLD_REV, render_recipe, variants
+    from pinshift.edits import Edit
+    from pinshift.plan import AppliedEdit, FileChange, Outcome
+    from pinshift.report.groups import _edited_lines
+
+    before = render_recipe(data.draw(st.sampled_from(variants())), OLD_REV).encode()
+    lines = before.split(b"\n")
+    chosen = sorted(set(data.draw(st.lists(st.integers(0, len(lines) - 2), min_size=1, max_size=4))))
+    edits, offset = [], 0
+    starts = [sum(len(line) + 1 for line in lines[:i]) for i in range(len(lines))]
+    for number in chosen:
+        start = starts[number]
+        width = len(lines[number])
+        a = data.draw(st.integers(0, width))
+        b = data.draw(st.integers(a, width))
+        replacement = data.draw(st.binary(max_size=5).filter(lambda x: b"\n" not in x))
+        edits.append(Edit(start + a, start + b, replacement, "t"))
+    edits = sorted(edits)
+    parts, cursor = [], 0
+    for edit in edits:
+        parts += [before[cursor:edit.start], edit.replacement]
+        cursor = edit.end
+    after = b"".join(parts + [before[cursor:]])
+    applied = [AppliedEdit("r.nix", 1, 1, before[e.start:e.end], e.replacement, "t", e.start) for e in edits]
+    change = FileChange("r.nix", Outcome.CHANGED, before=before, after=after, edits=applied)
+    fast = _edited_lines(change, before, after)
+    if fast is not None and before != after:
+        assert fast == _difflib_hunks(before, after)

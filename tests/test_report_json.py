@@ -156,3 +156,21 @@ def test_the_schema_checks_the_groups_and_keeps_them_optional(fixture_plan):
         copy = json.loads(json.dumps(data))
         spoil(copy["steps"][0])
         assert not validator.is_valid(copy), name
+
+
+def test_the_fast_encoder_writes_exactly_what_json_dumps_writes(tmp_path):
+    """report.json.dumps_indented is json.dumps(indent=2, ensure_ascii=False, default=str), byte for byte."""
+    import datetime
+    import json as json_module
+
+    from pinshift.report.json import dumps_indented
+
+    values = [
+        {}, [], {"a": [], "b": {}, "c": [{}], "d": [[1, 2], {"e": None}]},
+        {"text": "caf\u00e9 \x1b[31m \"quoted\" back\\slash \u2028 tab\t", "n": -3, "f": 0.1, "big": 10**30,
+         "t": True, "fl": False, "nan": float("nan"), "date": datetime.date(2026, 11, 23), 7: "int key",
+         True: "bool key", None: "null key", 1.5: "float key"},
+        [datetime.time(12, 30), ("tuple", 1)],
+    ]
+    for value in values:
+        assert dumps_indented(value) == json_module.dumps(value, indent=2, ensure_ascii=False, default=str)

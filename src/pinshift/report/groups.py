@@ -264,13 +264,15 @@ def changed_lines(change: FileChange) -> tuple[tuple[bytes, ...], ...]:
     before, after = change.before or b"", change.after or b""  # each read once: a plan may derive them
     if before == after:
         return ()
-    diff = unified_diff("x", before, after, context=0)
-    hunks: list[list[bytes]] = []
-    for line in diff.split(b"\n")[2:]:  # after the ---/+++ lines
-        if line.startswith(b"@@"):
-            hunks.append([])
-        elif hunks and line:
-            hunks[-1].append(line)
+    hunks = _edited_lines(change, before, after)
+    if hunks is None:
+        diff = unified_diff("x", before, after, context=0)
+        hunks = []
+        for line in diff.split(b"\n")[2:]:  # after the ---/+++ lines
+            if line.startswith(b"@@"):
+                hunks.append([])
+            elif hunks and line:
+                hunks[-1].append(line)
     old = change.old_path or change.source
     if old is not None:
         names = sorted(((PurePosixPath(old).stem, OLD_NAME), (PurePosixPath(change.path).stem, NEW_NAME)),
@@ -280,6 +282,47 @@ def changed_lines(change: FileChange) -> tuple[tuple[bytes, ...], ...]:
                 pattern = _stem_pattern(name)
                 hunks = [[pattern.sub(placeholder, line) for line in hunk] for hunk in hunks]
     return tuple(tuple(hunk) for hunk in hunks)
+
+
+def _edited_lines(change: FileChange, before: bytes, after: bytes) -> list[list[bytes]] | None:
+    """The -U0 hunks read off the edits, without a diff: when no edit touches a line break, line N of
+    `after` is line N of `before` with its edits, and a hunk is a run of adjacent changed lines
+    (`-` the old lines, then `+` the new ones), as git's zero-context diff shows them. None when
+    the edits do not allow it (a line break edited, offsets unknown): then a real diff decides.
+    """
+    edits = change.edits
+    if not edits or any(e.start < 0 or b"\n" in e.before or b"\n" in e.after for e in edits):
+        return None
+    if before.endswith(b"\n") != after.endswith(b"\n"):
+        return None
+    lines: list[tuple[int, int]] = []  # (start, end) of each edited line of `before`, in order
+    for edit in edits:
+        start = before.rfind(b"\n", 0, edit.start) + 1
+        if lines and lines[-1][0] == start:
+            continue
+        end = before.find(b"\n", edit.start)
+        if end < 0:
+            return None  # the last line without a line break: the diff marks it, so let the diff say
+        lines.append((start, end))
+    shift, runs, index = 0, [], 0
+    for start, end in lines:  # the same lines of `after`: shifted by the edits before them
+        while index < len(edits) and edits[index].start < start:
+            shift += len(edits[index].after) - len(edits[index].before)
+            index += 1
+        line_shift = sum(len(e.after) - len(e.before) for e in edits[index:] if e.start <= end)
+        old, new = before[start:end], after[start + shift : end + shift + line_shift]
+        if b"\r" in old[:-1] or b"\r" in new[:-1]:
+            return None  # a carriage return inside a line: the diff splits lines there too
+        if old == new:
+            continue
+        if runs and before.count(b"\n", 0, start) == runs[-1][0] + len(runs[-1][1]):
+            runs[-1][1].append(old)
+            runs[-1][2].append(new)
+        else:
+            runs.append((before.count(b"\n", 0, start), [old], [new]))
+    if not runs:
+        return None
+    return [[b"-" + line for line in old] + [b"+" + line for line in new] for _, old, new in runs]
 
 
 def change_key(change: FileChange) -> tuple:
