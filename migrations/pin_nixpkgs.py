@@ -95,6 +95,7 @@ from pinshift.syntax.scopes import Binder, binder_of, inherited_binder
 from pinshift.syntax.scopes import resolve as binder_at
 
 NAME = "pin-nixpkgs"
+PLACEHOLDERS = ("rev",)  # `url`'s `{rev}` is this step's to fill, not a recipe placeholder
 LANGUAGES = ("nix",)
 
 # nixpkgs' own import arguments: callPackage passes them, but they are not packages of the set

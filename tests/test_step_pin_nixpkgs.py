@@ -227,3 +227,20 @@ def test_show_step_documents_every_parameter(kind):
 
     rows = parameter_rows(bundled_kinds()[kind])
     assert [r[0] for r in rows if not r[3] or r[3].startswith("str")] == []
+
+
+def test_a_recipe_may_write_the_url_template_with_rev(make_repo, run_cli, tmp_path):
+    """`{rev}` in `url` is pin-nixpkgs' own placeholder: recipe loading leaves it for the step (and still
+    fills `{base}`/`{target}`, and still refuses an unknown `{name}`)."""
+    root = make_repo({"pkgs/a.nix": "{ lib }:\nlib.id 1\n"}, branch="main")
+    recipe = tmp_path / "pin.toml"
+    recipe.write_text(f'name = "pin"\nfiles = ["pkgs/*.nix"]\n[[steps]]\nkind = "pin-nixpkgs"\ntitle = "Pin onto {{base}}"\n'
+                      f'[steps.params]\nrev = "{NEW_REV}"\nurl = "https://mirror.example/nixpkgs/{{rev}}.tar.gz"\n')
+    result = run_cli("migrate", str(recipe), "--repo", str(root), "--from", "main", "--branch", "pinned")
+    assert result.exit_code == 0, result
+    from conftest import git
+
+    assert f'url = "https://mirror.example/nixpkgs/{NEW_REV}.tar.gz";' in git(root, "show", "pinned:pkgs/a.nix")
+    recipe.write_text(recipe.read_text().replace("{rev}.tar.gz", "{revision}.tar.gz"))
+    refused = run_cli("migrate", str(recipe), "--repo", str(root), "--from", "main", "--branch", "other")
+    assert refused.exit_code == 2 and "unknown placeholder {revision}" in refused.stderr

@@ -10,13 +10,15 @@ target. A step parameter that says `{base}` or `{target}` follows the run:
     expand("v${version}", {})                             ->  "v${version}"  (Nix/shell interpolation: left alone)
 
 Only `{name}` (a name right between two braces) is a placeholder; any other
-brace is text, so Nix expressions and regular expressions pass unchanged.
+brace is text, so Nix expressions and regular expressions pass unchanged. A step kind
+may have placeholders of its own (pin-nixpkgs' `url` says `{rev}`: its module's
+`PLACEHOLDERS`); those are left as written, for the step to fill.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 PLACEHOLDERS = ("base", "target")
@@ -36,14 +38,17 @@ class PlaceholderError(ValueError):
         super().__init__(f"'{key}': {text}" if key else text)
 
 
-def expand(text: str, branches: Mapping[str, str]) -> str:
-    """`text` with `{base}`/`{target}` replaced from `branches` and `{{`/`}}` unescaped."""
+def expand(text: str, branches: Mapping[str, str], own: Iterable[str] = ()) -> str:
+    """`text` with `{base}`/`{target}` replaced from `branches` and `{{`/`}}` unescaped; the step kind's `own`
+    placeholders are kept (its step fills them)."""
 
     def fill(match: re.Match) -> str:
         token = match.group(0)
         if token in ("{{", "}}"):
             return token[0]
         name = match.group(1)
+        if name in own:
+            return token
         if name not in PLACEHOLDERS:
             raise PlaceholderError(name, known=False)
         if not branches.get(name):
@@ -53,25 +58,25 @@ def expand(text: str, branches: Mapping[str, str]) -> str:
     return _TOKEN.sub(fill, text)
 
 
-def expand_value(value: Any, branches: Mapping[str, str]) -> Any:
+def expand_value(value: Any, branches: Mapping[str, str], own: Iterable[str] = ()) -> Any:
     """Strings expanded inside lists and table values (keys stay as written); other values unchanged."""
     if isinstance(value, str):
-        return expand(value, branches)
+        return expand(value, branches, own)
     if isinstance(value, list):
-        return [expand_value(item, branches) for item in value]
+        return [expand_value(item, branches, own) for item in value]
     if isinstance(value, tuple):
-        return tuple(expand_value(item, branches) for item in value)
+        return tuple(expand_value(item, branches, own) for item in value)
     if isinstance(value, Mapping):
-        return {key: expand_value(item, branches) for key, item in value.items()}
+        return {key: expand_value(item, branches, own) for key, item in value.items()}
     return value
 
 
-def expand_params(params: Mapping[str, Any], branches: Mapping[str, str]) -> dict[str, Any]:
+def expand_params(params: Mapping[str, Any], branches: Mapping[str, str], own: Iterable[str] = ()) -> dict[str, Any]:
     """Every parameter expanded; a PlaceholderError names the parameter's key."""
     out = {}
     for key, value in params.items():
         try:
-            out[key] = expand_value(value, branches)
+            out[key] = expand_value(value, branches, own)
         except PlaceholderError as error:
             raise PlaceholderError(error.name, error.known, key) from None
     return out

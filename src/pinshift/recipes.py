@@ -238,7 +238,7 @@ def validate_recipe(
         where = f"{recipe.source}: step {number} ({step.kind})"
         kind = kinds[step.kind]
         try:
-            raw = expand_params(step.params, branches)
+            raw = expand_params(step.params, branches, kind.own_placeholders)
             text = expand_params({"title": step.title, "message": step.message}, branches)
         except PlaceholderError as error:
             hint = f"; set {error.name} = \"BRANCH\" in the recipe" if error.known else ""

@@ -213,6 +213,11 @@ class StepKind:
         return self._call("checking its parameters", build_params, self.params_type, raw)
 
     @property
+    def own_placeholders(self) -> tuple[str, ...]:
+        """`{name}`s the kind fills itself (its module's `PLACEHOLDERS`), left alone by recipe expansion."""
+        return tuple(getattr(self.module, "PLACEHOLDERS", ()))
+
+    @property
     def plans_paths(self) -> bool:
         """A file-level kind: it renames, clones or removes files (`plan_paths`)."""
         return callable(getattr(self.module, "plan_paths", None))

@@ -114,7 +114,7 @@ def _expanded(kind, values: dict[str, Any]) -> dict[str, Any]:
     from pinshift.placeholders import PlaceholderError, expand_params
 
     try:
-        return expand_params(values, {})
+        return expand_params(values, {}, kind.own_placeholders)
     except PlaceholderError as error:
         hint = f"apply has no migration, so write the branch name itself (--set {error.key}=BRANCH)" \
             if error.known else f"`pinshift show --step {kind.name}` lists its parameters"
