@@ -126,81 +126,15 @@ def split_align_to(value: str) -> tuple[str, str]:
 # --- the recipe that aligns a branch (`pinshift status --align-to ... --recipe BRANCH`) ---------------
 
 
-def _toml(value) -> str:
+def toml_value(value) -> str:
     """A TOML value: strings as basic strings (JSON's escapes are TOML's), lists of them."""
     import json
 
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml(v) for v in value) + "]"
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
     return json.dumps(value, ensure_ascii=False)
 
 
-def align_recipe(row, target: BranchPin, repo_path: str, files: tuple[str, ...], majority: bool,
-                 command: str, hashes: bool) -> tuple[str, str]:
-    """(name, TOML text) of the recipe moving `row`'s branch (a status.BranchStatus) onto `target`'s pin.
-
-    One pin-swap step per other literal pin of the branch, each `new = { repo = …, ref = … }` so that
-    `pinshift migrate` reads the target again (and says so in the commit). `repo_path` is the target
-    as the recipe repository sees it. A branch that cannot be swapped (aligned already, recipes
-    without a pin of their own, a pin written as an expression) is a UsageError saying what to do.
-    """
-    from pinshift.checks.status import _REVISION, align
-    from pinshift.steps import PIN_OF_FILES
-
-    label = row.label
-    if row.error:
-        raise UsageError(f"--recipe {label}: the branch cannot be read: {row.error}")
-    if row.problems:
-        raise UsageError(f"--recipe {label}: {len(row.problems)} recipe files do not parse (first: {row.problems[0]}); "
-                         "fix them first (pinshift parse lists them)")
-    if row.caller:
-        raise UsageError(f"--recipe {label}: {row.caller} recipes use the caller's nixpkgs (Flox function "
-                         f"arguments), which pin-swap cannot move; convert them first (pinshift migrate "
-                         f"flox-args-to-pinned --from {row.branch} --branch {row.branch}-pinned), then align that branch")
-    if row.unpinned:
-        raise UsageError(f"--recipe {label}: {row.unpinned} recipes import <nixpkgs> without a pin; pin them first "
-                         "(the pin-nixpkgs step kind)")
-    expressions = [value for value, _ in row.pins if not _REVISION.match(value)]
-    if expressions:
-        raise UsageError(f"--recipe {label}: a pin is written as an expression ({expressions[0]}), which pin-swap "
-                         "cannot swap; write its revision as a literal first")
-    if align(row, target.revision).aligned:
-        raise UsageError(f"--recipe {label}: the branch is aligned already (all {row.variants} recipes pin "
-                         f"{target.revision[:7]}, {target.origin}); there is nothing to align")
-    olds = [(value, count) for value, count in row.pins
-            if not (target.revision.startswith(value.lower()) or value.lower().startswith(target.revision))]
-    short = target.revision[:7]
-    name = _slug(f"align-{row.branch}")
-    table = [f"repo = {_toml(repo_path)}", f"ref = {_toml(target.label.rpartition('@')[2])}"]
-    if majority:
-        table.append('pick = "majority"')
-    if tuple(files) != PIN_OF_FILES:
-        table.append(f"files = {_toml(files)}")
-    lines = [
-        f"# Aligns {label} to the nixpkgs pin of {target.label} ({short} when this was written).",
-        f"# Written by: {command}",
-        f"# Save it as .pinshift/recipes/{name}.toml in {row.repository}, then: pinshift migrate {name}",
-        f"name = {_toml(name)}",
-        f"description = {_toml(f'{row.branch} onto the nixpkgs pin of {target.label}')}",
-        f"base = {_toml(row.branch)}",
-        f"target = {_toml(_slug(f'{row.branch}-nixpkgs-{short}'))}",
-        f"files = {_toml(files)}",
-    ]
-    for value, _ in olds:
-        lines += [
-            "",
-            "[[steps]]",
-            'kind = "pin-swap"',
-            f"title = {_toml(f'Pin nixpkgs {value[:7]} to the pin of {target.label}')}",
-            "[steps.params]",
-            f"old = {_toml(value)}",
-            "new = { " + ", ".join(table) + " }",
-        ]
-        if hashes:
-            lines.append('hash = "compute"  # the fetchers carry a sha256: migrate with --nixpkgs DIR to compute it')
-    return name, "\n".join(lines) + "\n"
-
-
-def _slug(text: str) -> str:
+def slug(text: str) -> str:
     """A recipe or branch name git and file systems take: other characters become `-`."""
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "align"

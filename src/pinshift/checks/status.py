@@ -279,3 +279,70 @@ def gather_status(options: StatusOptions) -> StatusResult:
             if not row.error:
                 row.alignment = align(row, target.revision)
     return result
+
+
+def align_recipe(row, target: BranchPin, repo_path: str, files: tuple[str, ...], majority: bool,
+                 command: str, hashes: bool) -> tuple[str, str]:
+    """(name, TOML text) of the recipe moving `row`'s branch (a status.BranchStatus) onto `target`'s pin.
+
+    One pin-swap step per other literal pin of the branch, each `new = { repo = …, ref = … }` so that
+    `pinshift migrate` reads the target again (and says so in the commit). `repo_path` is the target
+    as the recipe repository sees it. A branch that cannot be swapped (aligned already, recipes
+    without a pin of their own, a pin written as an expression) is a UsageError saying what to do.
+    """
+    from pinshift.checks.alignment import slug, toml_value
+    from pinshift.errors import UsageError
+    from pinshift.steps import PIN_OF_FILES
+
+    label = row.label
+    if row.error:
+        raise UsageError(f"--recipe {label}: the branch cannot be read: {row.error}")
+    if row.problems:
+        raise UsageError(f"--recipe {label}: {len(row.problems)} recipe files do not parse (first: {row.problems[0]}); "
+                         "fix them first (pinshift parse lists them)")
+    if row.caller:
+        raise UsageError(f"--recipe {label}: {row.caller} recipes use the caller's nixpkgs (Flox function "
+                         f"arguments), which pin-swap cannot move; convert them first (pinshift migrate "
+                         f"flox-args-to-pinned --from {row.branch} --branch {row.branch}-pinned), then align that branch")
+    if row.unpinned:
+        raise UsageError(f"--recipe {label}: {row.unpinned} recipes import <nixpkgs> without a pin; pin them first "
+                         "(the pin-nixpkgs step kind)")
+    expressions = [value for value, _ in row.pins if not _REVISION.match(value)]
+    if expressions:
+        raise UsageError(f"--recipe {label}: a pin is written as an expression ({expressions[0]}), which pin-swap "
+                         "cannot swap; write its revision as a literal first")
+    if align(row, target.revision).aligned:
+        raise UsageError(f"--recipe {label}: the branch is aligned already (all {row.variants} recipes pin "
+                         f"{target.revision[:7]}, {target.origin}); there is nothing to align")
+    olds = [(value, count) for value, count in row.pins
+            if not (target.revision.startswith(value.lower()) or value.lower().startswith(target.revision))]
+    short = target.revision[:7]
+    name = slug(f"align-{row.branch}")
+    table = [f"repo = {toml_value(repo_path)}", f"ref = {toml_value(target.label.rpartition('@')[2])}"]
+    if majority:
+        table.append('pick = "majority"')
+    if tuple(files) != PIN_OF_FILES:
+        table.append(f"files = {toml_value(files)}")
+    lines = [
+        f"# Aligns {label} to the nixpkgs pin of {target.label} ({short} when this was written).",
+        f"# Written by: {command}",
+        f"# Save it as .pinshift/recipes/{name}.toml in {row.repository}, then: pinshift migrate {name}",
+        f"name = {toml_value(name)}",
+        f"description = {toml_value(f'{row.branch} onto the nixpkgs pin of {target.label}')}",
+        f"base = {toml_value(row.branch)}",
+        f"target = {toml_value(slug(f'{row.branch}-nixpkgs-{short}'))}",
+        f"files = {toml_value(files)}",
+    ]
+    for value, _ in olds:
+        lines += [
+            "",
+            "[[steps]]",
+            'kind = "pin-swap"',
+            f"title = {toml_value(f'Pin nixpkgs {value[:7]} to the pin of {target.label}')}",
+            "[steps.params]",
+            f"old = {toml_value(value)}",
+            "new = { " + ", ".join(table) + " }",
+        ]
+        if hashes:
+            lines.append('hash = "compute"  # the fetchers carry a sha256: migrate with --nixpkgs DIR to compute it')
+    return name, "\n".join(lines) + "\n"

@@ -95,7 +95,8 @@ def _chosen_row(rows, wanted: str):
 
 def _recipe(result, options, wanted: str) -> str:
     """The aligning recipe's TOML; a line on stderr says where to save it and how to run it."""
-    from pinshift.checks.alignment import align_recipe, split_align_to
+    from pinshift.checks.alignment import split_align_to
+    from pinshift.checks.status import align_recipe
 
     row = _chosen_row(result.rows, wanted)
     target_path, _ = split_align_to(options.align_to)

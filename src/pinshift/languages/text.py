@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from pinshift.syntax.document import Document as _NixDocument
-from pinshift.syntax.document import Problem
+from pinshift.syntax.problems import Problem
 
 
 @dataclass(frozen=True)

@@ -12,44 +12,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 import tree_sitter
-import tree_sitter_nix
 
-_LANGUAGE = tree_sitter.Language(tree_sitter_nix.language())
-_PARSER: tree_sitter.Parser | None = None
-
-
-def nix_language() -> tree_sitter.Language:
-    """The tree-sitter language object, for callers that build queries."""
-    return _LANGUAGE
-
-
-def _parser() -> tree_sitter.Parser:
-    global _PARSER
-    if _PARSER is None:
-        _PARSER = tree_sitter.Parser(_LANGUAGE)
-    return _PARSER
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One syntax problem, located by byte offset and by 1-based line and column (in bytes)."""
-
-    path: str
-    offset: int
-    line: int
-    column: int
-    message: str
-    source_line: str
-    # shown after the message but not part of `key`: where a duplicate was first defined moves with edits
-    detail: str = ""
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}:{self.column}: {self.message}{self.detail}"
-
-    @property
-    def key(self) -> tuple[str, str]:
-        """What identifies a problem independently of where edits moved it."""
-        return (self.message, self.source_line.strip())
+from pinshift.syntax.language import nix_language, parser  # noqa: F401  (nix_language: for older imports)
+from pinshift.syntax.problems import Problem, find_problems
 
 
 @dataclass
@@ -116,7 +81,7 @@ class Document:
                 old_end_point=old_end,
                 new_end_point=_advance(start, edit.replacement),
             )
-        new_tree = _parser().parse(data, tree)
+        new_tree = parser().parse(data, tree)
         written, shift = [], 0
         for edit in edits:
             start = edit.start + shift
@@ -125,6 +90,11 @@ class Document:
         changed = tuple(written) + tuple((r.start_byte, r.end_byte) for r in tree.changed_ranges(new_tree))
         clean = "problems" in self.__dict__ and not self.problems
         return Document(path=self.path, data=data, tree=new_tree, changed=changed, clean_origin=clean)
+
+    @classmethod
+    def parsed(cls, data: bytes, path: str) -> "Document":
+        """A fresh parse of `data` (what `parse_document` does), for code that has a Document but not this module."""
+        return parse_document(data, path)
 
     def retokened(self, data: bytes, edits) -> "Document | None":
         """The document for `data` without a parse, when `edits` provably leave every token's kind as it was.
@@ -160,8 +130,6 @@ class Document:
 
     @cached_property
     def problems(self) -> tuple[Problem, ...]:
-        from pinshift.syntax.problems import find_problems
-
         return tuple(find_problems(self, self.changed if self.clean_origin else None))
 
 
@@ -180,7 +148,7 @@ def _advance(start: tuple[int, int], inserted: bytes) -> tuple[int, int]:
 
 def parse_document(data: bytes, path: str = "<memory>") -> Document:
     """Parse bytes into a Document; syntax problems are reported by `Document.problems`, never raised."""
-    return Document(path=path, data=data, tree=_parser().parse(data))
+    return Document(path=path, data=data, tree=parser().parse(data))
 
 
 _PLAIN_TEXT = re.compile(rb"[A-Za-z0-9 ._/:+=@,%-]*\Z")

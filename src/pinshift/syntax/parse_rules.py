@@ -26,15 +26,20 @@ from __future__ import annotations
 import functools
 import math
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from decimal import Decimal
+
+from typing import TYPE_CHECKING
 
 from tree_sitter import Node, Query, QueryCursor
 
 from pinshift.syntax.attrnames import static_name
-from pinshift.syntax.document import Document, nix_language
+from pinshift.syntax.language import nix_language
 from pinshift.syntax.duplicates import CONTAINERS, attribute_duplicates, formal_duplicates
 from pinshift.syntax.paths import PATH_TYPES, check_path
+
+if TYPE_CHECKING:
+    from pinshift.syntax.document import Document
 
 INT_MAX = 2**63 - 1
 _KEYWORDS = ("if", "then", "else", "assert", "with", "let", "in", "rec", "inherit")
@@ -112,24 +117,26 @@ def _is_empty(doc: Document) -> bool:
     return not doc.root.has_error and all(c.type == "comment" for c in doc.root.children)
 
 
-def _rereader(doc: Document):
-    """`reads_badly` for paths.check_path: the file re-read with one replacement, grammar and paths checked."""
+def _rereader(doc: Document, grammar_nodes: Callable):
+    """`reads_badly` for paths.check_path: the file re-read with one replacement, grammar and paths checked.
+
+    `grammar_nodes(root)` lists the grammar's problems (problems.grammar_problem_nodes, handed in by
+    problems.find_problems, so that this module does not import the one that imports it).
+    """
 
     def reads_badly(start: int, end: int, replacement: bytes) -> bool:
-        from pinshift.syntax.document import parse_document
-        from pinshift.syntax.problems import grammar_problem_nodes
-
-        other = parse_document(doc.data[:start] + replacement + doc.data[end:], doc.path)
-        if len(list(grammar_problem_nodes(other.root))) > len(list(grammar_problem_nodes(doc.root))):
+        other = type(doc).parsed(doc.data[:start] + replacement + doc.data[end:], doc.path)
+        if len(list(grammar_nodes(other.root))) > len(list(grammar_nodes(doc.root))):
             return True
         span = [(start, start + len(replacement))]
-        reread = _rereader(other)
+        reread = _rereader(other, grammar_nodes)
         return any(next(check_path(other.data, n, reread), None) for n in _captures(other, span).get("path", ()))
 
     return reads_badly
 
 
-def rule_problems(doc: Document, regions: Sequence[tuple[int, int]] | None = None) -> Iterator[Finding]:
+def rule_problems(doc: Document, regions: Sequence[tuple[int, int]] | None,
+                  grammar_nodes: Callable) -> Iterator[Finding]:
     """Nix's parse-time rules broken in `doc` (only around `regions`, when given), unsorted."""
     if _is_empty(doc):
         yield len(doc.data), "syntax error: unexpected end of file (the file holds no expression)", ""
@@ -137,7 +144,7 @@ def rule_problems(doc: Document, regions: Sequence[tuple[int, int]] | None = Non
         return
     captures = _captures(doc, regions)
     data = doc.data
-    reads_badly = _rereader(doc)
+    reads_badly = _rereader(doc, grammar_nodes)
     for node in captures.get("path", ()):
         for offset, message in check_path(data, node, reads_badly):
             yield offset, message, ""

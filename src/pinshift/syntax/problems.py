@@ -28,12 +28,35 @@ Examples:
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tree_sitter import Node
 
 if TYPE_CHECKING:
-    from pinshift.syntax.document import Document, Problem
+    from pinshift.syntax.document import Document
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One syntax problem, located by byte offset and by 1-based line and column (in bytes)."""
+
+    path: str
+    offset: int
+    line: int
+    column: int
+    message: str
+    source_line: str
+    # shown after the message but not part of `key`: where a duplicate was first defined moves with edits
+    detail: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.column}: {self.message}{self.detail}"
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """What identifies a problem independently of where edits moved it."""
+        return (self.message, self.source_line.strip())
 
 
 def _significant(node: Node | None, step: str) -> Node | None:
@@ -142,7 +165,6 @@ def find_problems(doc: Document, regions: Sequence[tuple[int, int]] | None = Non
     them (parse_rules.rule_problems); the grammar is always checked in full (it costs nothing
     on a tree without errors).
     """
-    from pinshift.syntax.document import Problem
     from pinshift.syntax.parse_rules import rule_problems
 
     found = []
@@ -150,7 +172,7 @@ def find_problems(doc: Document, regions: Sequence[tuple[int, int]] | None = Non
         # No source line: a problem's key includes it, and edits on line 1 must not make this one look new.
         found.append(Problem(doc.path, 0, 1, 1, BOM_MESSAGE, ""))
     located = [(node.start_byte, _describe(doc, node), "") for node in _problem_nodes(doc.root)]
-    located += rule_problems(doc, regions)
+    located += rule_problems(doc, regions, grammar_problem_nodes)
     for offset, message, detail in sorted(located, key=lambda item: item[0]):
         line, column = doc.position(offset)
         found.append(Problem(doc.path, offset, line, column, message, doc.line_text(offset), detail))

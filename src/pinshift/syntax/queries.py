@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 from tree_sitter import Node, Query, QueryCursor
 
-from pinshift.syntax.document import Document, nix_language
+from pinshift.syntax.document import Document
+from pinshift.syntax.language import nix_language
 
 ATTRSET_TYPES = ("attrset_expression", "rec_attrset_expression", "let_attrset_expression")
 BINDING_CONTAINERS = ATTRSET_TYPES + ("let_expression",)
