@@ -123,11 +123,13 @@ def sed_seconds(repo: Path, scratch: Path) -> tuple[float, float]:
     subprocess.run(["git", "clone", "-q", "--shared", str(repo), str(copy)], check=True)
     files = [str(p) for p in sorted((copy / ".flox" / "pkgs").glob("*.nix"))]
     start = time.perf_counter()
-    subprocess.run(
-        ["sed", "-i", "-e", f"s/{OLD_REV}/{NEW_REV}/g",
-         "-e", "s/nixpkgs_pinned\\.python3Packages\\.torch/nixpkgs_pinned.python313Packages.torch/g", *files],
-        check=True,
-    )
+    for batch in range(0, len(files), 4000):  # as xargs would: one command line cannot hold 40,000 paths
+        subprocess.run(
+            ["sed", "-i", "-e", f"s/{OLD_REV}/{NEW_REV}/g",
+             "-e", "s/nixpkgs_pinned\\.python3Packages\\.torch/nixpkgs_pinned.python313Packages.torch/g",
+             *files[batch : batch + 4000]],
+            check=True,
+        )
     sed = time.perf_counter() - start
     start = time.perf_counter()
     git(copy, "add", "-A")
