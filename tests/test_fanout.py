@@ -218,3 +218,27 @@ def test_a_single_base_on_which_nothing_changes_gets_no_branch(repo):
     assert done.returncode == 0, done
     assert done.stdout.startswith("nothing to change: recipe pin-0182a36 changes nothing on main")
     assert pin_branches(repo) == []
+
+
+def test_a_report_that_cannot_be_written_after_the_branches_says_which_exist(repo, tmp_path):
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    hook = repo / ".git" / "hooks" / "post-commit"
+    hook.write_text(f"#!/bin/sh\nrm -rf {reports}\n")
+    hook.chmod(0o755)
+    done = pinshift(repo, "migrate", str(repo.parent / "recipe.toml"), "--from", "pytorch-2.9", "--from",
+                    "pytorch-2.9-b", "--format", "json", "--output", str(reports / "r.json"))
+    assert done.returncode == 1, done
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("pinshift: error: branches pytorch-2.9-pin0182a36, pytorch-2.9-b-pin0182a36 were created, "
+                           "but the report could not be written: "), last
+    assert "Traceback" not in done.stderr
+    assert pin_branches(repo) == ["pytorch-2.9-b-pin0182a36", "pytorch-2.9-pin0182a36"]
+
+
+def test_an_output_that_cannot_be_written_stops_a_fan_out_before_any_work(repo, tmp_path):
+    before = snapshot(repo)
+    done = pinshift(repo, *fan_args(repo, "--format", "json", "--output", str(tmp_path / "missing" / "r.json")))
+    assert done.returncode == 2, done
+    assert "directory" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert snapshot(repo) == before

@@ -256,3 +256,33 @@ def test_a_relative_hooks_path_runs_the_users_hooks(tmp_path, repo, run_cli):
     git(repo, "config", "core.hooksPath", ".githooks")  # untracked: the base commit has no .githooks at all
     assert run_cli(*swaps_args(repo)).exit_code == 0
     assert git(repo, "log", "-1", "--format=%(trailers:key=Hooked-by,valueonly)", "swapped").strip() == "user"
+
+
+def test_a_killed_runs_commit_index_is_removed_by_the_next_run_and_a_live_ones_is_not(repo, scratch, run_cli):
+    """Plumbing commits keep a private index in $TMPDIR/pinshift-index-<pid>-<start>-*; SIGKILL cannot remove it."""
+    from pinshift.gitcommit import _process_start
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = scratch / f"pinshift-index-{dead.pid}-12345-abcd"
+    stale.mkdir()
+    (stale / "index").write_bytes(b"DIRC")
+    live = scratch / f"pinshift-index-{os.getpid()}-{_process_start(os.getpid())}-efgh"
+    live.mkdir()
+    result = run_cli(*swaps_args(repo))
+    assert result.exit_code == 0, result
+    assert f"pinshift: removed the commit index left by an earlier pinshift run (pid {dead.pid}, no longer running): " \
+           f"{stale}" in result.stderr.splitlines()
+    assert not stale.exists() and live.is_dir()
+
+
+def test_a_report_that_cannot_be_written_after_the_branch_was_made_says_so_and_exits_1(tmp_path, repo, run_cli):
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    hook(repo, "post-commit", f"rm -rf {reports}\n")  # the report's directory goes while the commits are made
+    result = run_cli(*swaps_args(repo, "--format", "json", "--output", str(reports / "r.json")))
+    assert result.exit_code == 1, result
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("pinshift: error: branch swapped was created, but the report could not be written: ")
+    assert git(repo, "log", "--format=%s", "base..swapped").splitlines() == \
+        ["Swap beta for delta everywhere", "Swap alpha for gamma"]

@@ -174,3 +174,17 @@ def test_the_fast_encoder_writes_exactly_what_json_dumps_writes(tmp_path):
     ]
     for value in values:
         assert dumps_indented(value) == json_module.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+def test_the_streamed_report_is_the_whole_report_in_pieces(tmp_path):
+    """iter_json writes each step's edits as they are made (a 40,000-file report is never held whole);
+    joined, the pieces are json.dumps of the plain report data, byte for byte."""
+    import json as json_module
+
+    from pinshift.report.json import iter_json, report_data
+
+    plan = build_plan(write_tree(tmp_path, demo_files()))
+    pieces = list(iter_json(plan))
+    assert "".join(pieces) == json_module.dumps(report_data(plan), indent=2, ensure_ascii=False, default=str) + "\n"
+    assert len(pieces) > len(plan.steps) * 3  # the steps' members come one by one, not as one text
+    assert max(len(piece) for piece in pieces) < len("".join(pieces)) / 2

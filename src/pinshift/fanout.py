@@ -201,10 +201,23 @@ def run_all(options, bases: list[str], verify=None) -> list[BaseOutcome]:
     _JOB = (options, verify)
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as executor:
+            futures = [executor.submit(_work, base) for base in bases]
             try:
-                return list(executor.map(_work, bases))
+                return [future.result() for future in futures]
+            except KeyboardInterrupt as stop:
+                executor.shutdown(wait=True, cancel_futures=True)
+                finished = [f.result() for f in futures if f.done() and not f.cancelled() and f.exception() is None]
+                raise FanoutInterrupted(finished, stop) from None
             except BaseException:
                 executor.shutdown(wait=True, cancel_futures=True)
                 raise
     finally:
         _JOB = None
+
+
+class FanoutInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM, SIGHUP) during a fan-out: the bases that had finished, and the signal to end with."""
+
+    def __init__(self, finished: list[BaseOutcome], signal: BaseException):
+        super().__init__(str(signal))
+        self.finished, self.signal = finished, signal

@@ -188,7 +188,7 @@ def current_umask() -> int:
     return mask
 
 
-def temp_beside(target: Path, data: bytes, like: os.stat_result | None, durable: bool = True,
+def temp_beside(target: Path, data: bytes | Iterable[bytes], like: os.stat_result | None, durable: bool = True,
                 suffix: str = ".pinshift-new") -> Path:
     """A new file holding `data` in `target`'s directory, ready to be renamed over it.
 
@@ -199,7 +199,8 @@ def temp_beside(target: Path, data: bytes, like: os.stat_result | None, durable:
     fd, temp = _create_beside(target, suffix)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            for piece in (data,) if isinstance(data, bytes) else data:  # bytes, or pieces written as they come
+                handle.write(piece)
             if durable:
                 handle.flush()
                 os.fsync(handle.fileno())
@@ -232,7 +233,7 @@ def _create_beside(target: Path, suffix: str) -> tuple[int, Path]:
         return fd, Path(other)
 
 
-def write_atomic(target: Path, data: bytes, durable: bool = True) -> None:
+def write_atomic(target: Path, data: bytes | Iterable[bytes], durable: bool = True) -> None:
     """Replace `target` with `data` via a temp file in the same directory, keeping mode, owner and group.
 
     A new file gets the umask's mode (0644 under umask 022), like a file written by

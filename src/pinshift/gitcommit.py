@@ -114,7 +114,8 @@ class PlumbingCommits:
 
     def __init__(self, repository: Repository, start: str):
         self.repository, self.head = repository, start
-        self._scratch = Path(tempfile.mkdtemp(prefix="pinshift-index-"))
+        pid = os.getpid()  # named after this run, so that a later run can tell it was left by a killed one
+        self._scratch = Path(tempfile.mkdtemp(prefix=f"pinshift-index-{pid}-{_process_start(pid) or '-'}-"))
         self._env = dict(os.environ, GIT_INDEX_FILE=str(self._scratch / "index"))
         self._modes: dict[str, str] | None = None
         try:
@@ -250,6 +251,21 @@ def _admin_dirs(repository: Repository) -> list[Path]:
         return sorted(p for p in folder.iterdir() if p.is_dir())
     except OSError:
         return []
+
+
+def remove_stale_index_dirs() -> list[str]:
+    """Remove the private index directories (`$TMPDIR/pinshift-index-<pid>-<start>-*`) of runs that were killed."""
+    removed = []
+    for directory in sorted(Path(tempfile.gettempdir()).glob("pinshift-index-*")):
+        parts = directory.name.removeprefix("pinshift-index-").split("-")
+        if len(parts) < 3 or not parts[0].isdigit() or not directory.is_dir():
+            continue
+        owner = WorktreeOwner(int(parts[0]), parts[1], socket.gethostname())
+        if not owner.alive():
+            shutil.rmtree(directory, ignore_errors=True)
+            removed.append(f"removed the commit index left by an earlier pinshift run (pid {owner.pid}, no longer "
+                           f"running): {directory}")
+    return removed
 
 
 def remove_stale_worktrees(repository: Repository) -> list[str]:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pinshift.errors import GitError, IncompleteRun, StepFailed, UsageError
-from pinshift.gitcommit import open_committer, remove_stale_worktrees
+from pinshift.gitcommit import open_committer, remove_stale_index_dirs, remove_stale_worktrees
 from pinshift.gitrepo import Repository, StepRecord
 from pinshift.interrupts import deferred
 from pinshift.placeholders import branch_name, migration_branches
@@ -322,7 +322,7 @@ def run(migration: Migration, planned: Plan) -> Result:
 
 def clean_stale_worktrees(migration: Migration) -> list[str]:
     """Remove worktrees that killed pinshift runs left in this repository; what was removed, one line each."""
-    return remove_stale_worktrees(migration.repository)
+    return remove_stale_worktrees(migration.repository) + remove_stale_index_dirs()
 
 
 def _keep(migration: Migration, head: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -77,16 +78,33 @@ def verify_failed(migration, planned, verify) -> bool:
 
 def run_fanout(options, bases: list[str], report, verify=None) -> int:
     """Several bases (pinshift.fanout): the summary table, each branch's report where asked; 1 if any base failed."""
-    from pinshift.fanout import run_all
-    from pinshift.recipes import find_recipe
-    from pinshift.report import check_output_directory, link_base, output_is_directory, render
+    from pinshift.fanout import FanoutInterrupted, run_all
     from pinshift.report import fanout as fanout_report
 
     click.echo(f"pinshift: {options.recipe} onto {len(bases)} bases: {', '.join(bases)}", err=True)
-    outcomes = run_all(options, bases, verify)
-    recipe = find_recipe(options.recipe, options.repo).name if not outcomes else _recipe_name(outcomes, options)
+    try:
+        outcomes = run_all(options, bases, verify)
+    except FanoutInterrupted as stop:
+        if stop.finished:
+            click.echo(printable("pinshift: finished before the interrupt: " + ", ".join(
+                f"{o.base} → {o.target} ({o.status})" for o in stop.finished)), err=True)
+        raise stop.signal from None
+    recipe = _recipe_name(outcomes, options)
     table = fanout_report.render_table(outcomes, options.dry_run)
     fmt = report.format or ("text" if report.output else None)
+    created = [o.target for o in outcomes if o.status == "created"]
+    with report_after_commits(f"branches {', '.join(created)} were created" if created else None):
+        _write_fanout_reports(outcomes, report, fmt, recipe, options, table)
+    code = 1 if any(o.failed for o in outcomes) else 0
+    if report.check and any(o.plan is not None and o.plan.would_change for o in outcomes):
+        code = 1
+    return code
+
+
+def _write_fanout_reports(outcomes, report, fmt, recipe, options, table) -> None:
+    from pinshift.report import check_output_directory, output_is_directory, render
+    from pinshift.report import fanout as fanout_report
+
     if report.output and output_is_directory(report.output):
         directory = check_output_directory(report.output)
         written = fanout_report.write_directory(outcomes, directory, fmt, recipe, options.dry_run,
@@ -116,10 +134,6 @@ def run_fanout(options, bases: list[str], report, verify=None) -> int:
                     click.echo(f"== {outcome.base} → {outcome.target}")
                     click.echo(render(outcome.plan, report), nl=False)
         click.echo(table, nl=False)
-    code = 1 if any(o.failed for o in outcomes) else 0
-    if report.check and any(o.plan is not None and o.plan.would_change for o in outcomes):
-        code = 1
-    return code
 
 
 def _recipe_name(outcomes, options) -> str:
@@ -138,13 +152,16 @@ def run_migration(options, report, verify=None) -> int:
     """
     from pinshift.fanout import bases_of
     from pinshift.migrate import clean_stale_worktrees, failure, prepare, plan, run
-    from pinshift.report import check_output_path
+    from pinshift.report import check_output_directory, check_output_path, output_is_directory
 
     bases = bases_of(options)
+    if report.output:  # before any work: a report that cannot be written is found now, not after the commits
+        if bases is not None and output_is_directory(report.output):
+            check_output_directory(report.output)
+        else:
+            check_output_path(report.output)
     if bases is not None:
         return run_fanout(options, bases, report, verify)
-    if report.output:
-        check_output_path(report.output)
 
     with progress_bar() as progress:
         options = replace(options, run=replace(options.run, strict=options.strict, progress=progress))
@@ -165,9 +182,25 @@ def run_migration(options, report, verify=None) -> int:
         return 0
     if report.format or report.output:
         click.echo(summary(result, report.verbose), err=True, nl=False)
-        return emit(planned, report)
+        with report_after_commits(f"branch {migration.target} was created"):
+            return emit(planned, report)
     click.echo(summary(result, report.verbose), nl=False)
     return 0
+
+
+@contextmanager
+def report_after_commits(done: str | None):
+    """A report that fails to be written: exit 1 saying what exists when `done` says branches were made
+    (exit 2 means nothing changed), else one line and exit 2."""
+    from pinshift.errors import IncompleteRun, PinshiftError
+
+    try:
+        yield
+    except (OSError, PinshiftError) as error:
+        reason = f"{error.strerror or error}" if isinstance(error, OSError) else str(error)
+        if done is None:
+            raise PinshiftError(f"the report could not be written: {reason}; no branch was created") from None
+        raise IncompleteRun(f"{done}, but the report could not be written: {reason}") from None
 
 
 @click.command()

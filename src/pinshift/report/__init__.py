@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -176,12 +177,13 @@ def check_output_directory(target: str | os.PathLike) -> Path:
     return path
 
 
-def _write_file(target: str, text: str) -> None:
+def _write_file(target: str, text: str | Iterable[str]) -> None:
     from pinshift.files import write_atomic
 
     path = check_output_path(target)
+    pieces = (text,) if isinstance(text, str) else text
     try:
-        write_atomic(path, text.encode("utf-8"))
+        write_atomic(path, (piece.encode("utf-8") for piece in pieces))
     except OSError as error:
         raise UsageError(f"--output {target}: cannot write ({error.strerror or error})") from None
 
@@ -205,11 +207,17 @@ def emit(plan: Plan, options: ReportOptions) -> int:
     one). Returns 1 under --check when the plan would change a file.
     """
     stdout = sys.stdout
-    text = render(plan, options, color=use_color(options, stdout))
-    if options.output:
-        _write_file(options.output, text)
+    if options.format == "json":  # streamed: a 40,000-file report is never held whole
+        from pinshift.report.json import iter_json
+
+        pieces = iter_json(plan)
     else:
-        click.echo(text, nl=False, color=True)
+        pieces = iter((render(plan, options, color=use_color(options, stdout)),))
+    if options.output:
+        _write_file(options.output, pieces)
+    else:
+        for piece in pieces:
+            click.echo(piece, nl=False, color=True)
     for line in finding_lines(plan, options.verbose):
         click.echo(f"pinshift: {printable(line)}", err=True)
     if options.output:

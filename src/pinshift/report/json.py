@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from pinshift.diff import diff_text
@@ -81,7 +82,7 @@ def _groups(step: StepPlan) -> dict[str, Any]:
     }
 
 
-def _step(step: StepPlan) -> dict[str, Any]:
+def _step(step: StepPlan, lazy: bool = False) -> dict[str, Any]:
     data = {
         "index": step.index,
         "total": step.total,
@@ -91,7 +92,8 @@ def _step(step: StepPlan) -> dict[str, Any]:
         "params": step.params,
         "files_changed": [c.path for c in step.changed],
         "parsers": {c.path: parser_name(c.language) for c in step.changed if not c.removed},
-        "edits": [_edit(e) for c in step.changed for e in c.edits],
+        "edits": Lazy(lambda: (_edit(e) for c in step.changed for e in c.edits)) if lazy  # streamed: 100,000s
+        else [_edit(e) for c in step.changed for e in c.edits],
         "warnings": [_warning(w) for w in step.warnings],
         "skipped": [_outcome(c) for c in step.skipped],
         "refused": [_outcome(c) for c in step.refused],
@@ -103,8 +105,8 @@ def _step(step: StepPlan) -> dict[str, Any]:
     return data
 
 
-def report_data(plan: Plan) -> dict[str, Any]:
-    """The report as plain JSON values."""
+def report_data(plan: Plan, lazy: bool = False) -> dict[str, Any]:
+    """The report as plain JSON values (`lazy`: each step's edits as a Lazy array, for `iter_json`)."""
     return {
         "schema": SCHEMA,
         "recipe": plan.recipe,
@@ -114,14 +116,30 @@ def report_data(plan: Plan) -> dict[str, Any]:
         "target": {"ref": plan.target, "commit": plan.target_commit or None},
         "would_change": plan.would_change,
         "notes": list(plan.notes),
-        "steps": [_step(s) for s in plan.steps],
+        "steps": [_step(s, lazy) for s in plan.steps],
         "totals": asdict(totals(plan)),
     }
 
 
 def render_json(plan: Plan) -> str:
     # default=str: recipe params are TOML values; dates and times are shown as text.
-    return dumps_indented(report_data(plan)) + "\n"
+    return "".join(iter_json(plan))
+
+
+def iter_json(plan: Plan) -> Iterator[str]:
+    """The report's text in pieces, as it is written: a 40,000-file report is never held whole in memory."""
+    yield from iter_indented(report_data(plan, lazy=True))
+    yield "\n"
+
+
+class Lazy:
+    """A JSON array made while it is written (`iter_indented`): its items are built one at a time."""
+
+    def __init__(self, make: Callable[[], Iterable[Any]]):
+        self.make = make
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.make())
 
 
 _encode_string = json.encoder.encode_basestring  # the C encoder's, as json.dumps(ensure_ascii=False) uses
@@ -168,9 +186,52 @@ def dumps_indented(value: Any, level: int = 0) -> str:
         else:
             body = ("," + inner).join(_key(k) + ": " + dumps_indented(v, level + 1) for k, v in value.items())
         return "{" + inner + body + "\n" + "  " * level + "}"
-    if isinstance(value, (list, tuple)):
-        if not value:
+    if isinstance(value, (list, tuple, Lazy)):
+        items = list(value) if isinstance(value, Lazy) else value
+        if not items:
             return "[]"
         inner = "\n" + "  " * (level + 1)
-        return "[" + inner + ("," + inner).join(dumps_indented(v, level + 1) for v in value) + "\n" + "  " * level + "]"
+        return "[" + inner + ("," + inner).join(dumps_indented(v, level + 1) for v in items) + "\n" + "  " * level + "]"
     return _scalar(value)
+
+
+def iter_indented(value: Any, level: int = 0) -> Iterator[str]:
+    """`dumps_indented(value)` in pieces: objects and arrays holding a Lazy array are written member by member,
+    the rest whole; the pieces joined are exactly `dumps_indented`'s text."""
+    if not _holds_lazy(value):
+        yield dumps_indented(value, level)
+        return
+    inner = "\n" + "  " * (level + 1)
+    if isinstance(value, dict):
+        yield "{"
+        for number, (key, item) in enumerate(value.items()):
+            yield ("," if number else "") + inner + _key(key) + ": "
+            yield from iter_indented(item, level + 1)
+        yield "\n" + "  " * level + "}"
+        return
+    empty = True
+    batch: list[str] = []
+    for item in value:
+        batch.append(("[" if empty else ",") + inner)
+        empty = False
+        if _holds_lazy(item):  # a step holding its edits: written piece by piece too
+            yield "".join(batch)
+            batch = []
+            yield from iter_indented(item, level + 1)
+            continue
+        batch.append(dumps_indented(item, level + 1))
+        if len(batch) >= 1024:
+            yield "".join(batch)
+            batch = []
+    yield "".join(batch)
+    yield "[]" if empty else "\n" + "  " * level + "]"
+
+
+def _holds_lazy(value: Any) -> bool:
+    if isinstance(value, Lazy):
+        return True
+    if isinstance(value, dict):
+        return any(_holds_lazy(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_holds_lazy(v) for v in value)
+    return False
