@@ -44,22 +44,27 @@ def _main_thread() -> bool:
 
 
 @contextmanager
-def handling_signals():
-    """SIGINT, SIGTERM and SIGHUP raise `Interrupted` inside the block; the old handlers come back after."""
+def _handled_by(handler):
+    """`handler` for SIGINT, SIGTERM and SIGHUP inside the block (main thread only); the old handlers after."""
     if not _main_thread():
         yield
         return
     previous = {}
     for signum in SIGNALS:
         try:
-            previous[signum] = signal.signal(signum, _raise)
+            previous[signum] = signal.signal(signum, handler)
         except (OSError, ValueError):
             pass
     try:
         yield
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        for signum, old in previous.items():
+            signal.signal(signum, old)
+
+
+def handling_signals():
+    """SIGINT, SIGTERM and SIGHUP raise `Interrupted` inside the block; the old handlers come back after."""
+    return _handled_by(_raise)
 
 
 class Deferred:
@@ -86,20 +91,8 @@ def deferred():
     must leave a state its caller can clean up either way (pinshift removes its worktree by path).
     """
     state = Deferred()
-    if not _main_thread():
+    with _handled_by(state):
         yield state
-        return
-    previous = {}
-    for signum in SIGNALS:
-        try:
-            previous[signum] = signal.signal(signum, state)
-        except (OSError, ValueError):
-            pass
-    try:
-        yield state
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
     if state.received and not state.taken:
         raise Interrupted(state.received[0])
 

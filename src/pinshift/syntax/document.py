@@ -69,18 +69,7 @@ class Document:
         Nix's rules only where something changed (`changed`; the result is the same).
         """
         edits = sorted(edits, key=lambda e: e.start)
-        tree = self.tree.copy()
-        for edit in reversed(edits):
-            start = _point(self.data, edit.start)
-            old_end = _point(self.data, edit.end)
-            tree.edit(
-                start_byte=edit.start,
-                old_end_byte=edit.end,
-                new_end_byte=edit.start + len(edit.replacement),
-                start_point=start,
-                old_end_point=old_end,
-                new_end_point=_advance(start, edit.replacement),
-            )
+        tree = self._moved_tree(edits)
         new_tree = parser().parse(data, tree)
         written, shift = [], 0
         for edit in edits:
@@ -113,6 +102,12 @@ class Document:
         for edit in edits:
             if not _keeps_tokens(self, edit):
                 return None
+        result = Document(path=self.path, data=data, tree=self._moved_tree(edits), clean_origin=True)
+        result.__dict__["problems"] = ()
+        return result
+
+    def _moved_tree(self, edits) -> tree_sitter.Tree:
+        """A copy of the tree told where `edits` (non-overlapping, applied to `self.data`) moved the bytes."""
         tree = self.tree.copy()
         for edit in sorted(edits, key=lambda e: e.start, reverse=True):
             start = _point(self.data, edit.start)
@@ -124,9 +119,7 @@ class Document:
                 old_end_point=_point(self.data, edit.end),
                 new_end_point=_advance(start, edit.replacement),
             )
-        result = Document(path=self.path, data=data, tree=tree, clean_origin=True)
-        result.__dict__["problems"] = ()
-        return result
+        return tree
 
     @cached_property
     def problems(self) -> tuple[Problem, ...]:
