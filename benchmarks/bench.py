@@ -11,10 +11,14 @@ function-argument style without a pin), and measures in the same run, per size:
     sed       sed -i doing the seed's two replacements, then `git add -A && git commit` of the result
     ast-grep  ast-grep run -p 'nixpkgs_pinned.python3Packages.torch' -r '...python313Packages.torch' -U
 
-and prints one table with the ratios the issue sets targets for: dry-run / parse (<= 1.0), migrate /
-(sed + add + commit) (<= 2.0), apply / ast-grep (<= 1.0), and peak RSS (<= 300 MB at 10,000, <= 400
-MB at 40,000). ast-grep comes from PyPI (`ast-grep-cli`), installed into a virtual environment of the
-benchmark's own; without it that column says why.
+Each pinshift command is measured twice: *cold*, with the plan memo off (`PINSHIFT_CACHE=off`: every
+file read, parsed and planned), and *warm*, after an untimed run of the same command has filled the
+plan memo (src/pinshift/plan_memo.py) in the benchmark's own cache directory, as a `--dry-run` fills it
+for the `migrate` that follows. It prints a table of times and one of the ratios the issue sets
+targets for, cold and warm: dry-run / parse (<= 1.0), migrate / (sed + add + commit) (<= 2.0),
+apply / ast-grep (<= 1.0), and peak RSS (<= 300 MB at 10,000, <= 400 MB at 40,000). ast-grep comes
+from PyPI (`ast-grep-cli`), installed into a virtual environment of the benchmark's own; without it
+that column says why.
 
 Usage: python benchmarks/bench.py [--sizes 66,1000,10000,40000] [--repeat 3] [--keep DIR]
 Wall times are the best of `--repeat` runs; peak RSS is the child's maximum resident set.
@@ -174,65 +178,97 @@ AST_GREP = ["run", "--lang", "nix", "-p", "nixpkgs_pinned.python3Packages.torch"
             "-r", "nixpkgs_pinned.python313Packages.torch", "-U", ".flox/pkgs"]
 
 
+def _pinshift_env(scratch: Path, cache: bool) -> dict[str, str]:
+    """pinshift's environment: its plan memo in the benchmark's own cache directory, or turned off."""
+    env = dict(USER_ENV, XDG_CACHE_HOME=str(scratch / "cache"))
+    if not cache:
+        env["PINSHIFT_CACHE"] = "off"
+    return env
+
+
 def run(sizes: list[int], repeat: int, keep: Path | None) -> None:
+    global USER_ENV
     scratch = Path(keep or tempfile.mkdtemp(prefix="pinshift-bench-"))
     scratch.mkdir(parents=True, exist_ok=True)
     pinshift = shutil.which("pinshift") or sys.exit("pinshift is not on PATH (pip install -e .)")
     grep = ast_grep(scratch)
-    header = ("files", "dry-run s", "dry MB", "migrate s", "migrate MB", "apply s", "parse s", "sed s", "add+commit s",
-              "ast-grep s", "dry/parse", "migrate/(sed+commit)", "apply/ast-grep")
+    plain_env = USER_ENV
     rows = []
     for size in sizes:
         repo = scratch / f"repo-{size}"
         if not repo.exists():
             make_repository(repo, size)
         files = sorted((repo / ".flox" / "pkgs").glob("*.nix"))
-        subprocess.run([pinshift, "migrate", RECIPE, "--dry-run"], cwd=repo, capture_output=True, env=USER_ENV)
-        dry, dry_mb = measure([pinshift, "migrate", RECIPE, "--dry-run", "--format", "json", "--output",
-                               str(scratch / f"report-{size}.json")], repo, repeat)
-        full_times, full_mb = [], 0.0
-        for attempt in range(repeat):
-            branch = f"bench-{attempt}"
-            seconds, mb = measure([pinshift, "migrate", RECIPE, "--branch", branch], repo, 1)
-            full_times.append(seconds)
-            full_mb = max(full_mb, mb)
-            git(repo, "branch", "-D", branch)
-        applies, greps = [], []
-        for _ in range(repeat):
-            copy = checkout_copy(repo, scratch)
-            applies.append(timed([pinshift, *RENAME], copy))
-            if grep:
-                copy = checkout_copy(repo, scratch)
-                greps.append(timed([grep, *AST_GREP], copy))
+        shutil.rmtree(scratch / "cache", ignore_errors=True)
+        row: dict[str, float | None] = {"files": size}
+        dry = [pinshift, "migrate", RECIPE, "--dry-run", "--format", "json", "--output", str(scratch / f"report-{size}.json")]
+        for cache in (False, True):  # cold: the plan memo off; warm: what it remembers of the untimed first run
+            label = "warm" if cache else "cold"
+            USER_ENV = _pinshift_env(scratch, cache)
+            subprocess.run([pinshift, "migrate", RECIPE, "--dry-run"], cwd=repo, capture_output=True, env=USER_ENV)
+            row[f"dry {label}"], row[f"dry MB {label}"] = measure(dry, repo, repeat)
+            times, peak = [], 0.0
+            for attempt in range(repeat):
+                branch = f"bench-{attempt}"
+                seconds, mb = measure([pinshift, "migrate", RECIPE, "--branch", branch], repo, 1)
+                times.append(seconds)
+                peak = max(peak, mb)
+                git(repo, "branch", "-D", branch)
+            row[f"migrate {label}"], row[f"migrate MB {label}"] = min(times), peak
+            if cache:  # one untimed apply on a copy: what a warm apply finds remembered
+                timed([pinshift, *RENAME], checkout_copy(repo, scratch))
+            row[f"apply {label}"] = min(timed([pinshift, *RENAME], checkout_copy(repo, scratch)) for _ in range(repeat))
+        USER_ENV = plain_env
+        greps = [timed([grep, *AST_GREP], checkout_copy(repo, scratch)) for _ in range(repeat)] if grep else []
         shutil.rmtree(scratch / "apply-copy", ignore_errors=True)
-        parse = min(bare_parse_seconds(files) for _ in range(repeat))
-        sed, commit = min(sed_seconds(repo, scratch) for _ in range(repeat))
-        full, apply, grep_s = min(full_times), min(applies), (min(greps) if greps else None)
-        rows.append((size, dry, dry_mb, full, full_mb, apply, parse, sed, commit, grep_s,
-                     dry / parse, full / (sed + commit), (apply / grep_s) if grep_s else None))
-    widths = [max(len(h), 7) for h in header]
-    print("  ".join(h.rjust(w) for h, w in zip(header, widths)))
-    for row in rows:
-        cells = [f"{row[0]:,}"]
-        for index, value in enumerate(row[1:], 1):
-            if value is None:
-                cells.append("-")
-            elif index in (2, 4):
-                cells.append(f"{value:.0f}")
-            elif index >= 10:
-                cells.append(f"{value:.2f}x")
-            else:
-                cells.append(f"{value:.2f}")
-        print("  ".join(c.rjust(w) for c, w in zip(cells, widths)))
+        row["parse"] = min(bare_parse_seconds(files) for _ in range(repeat))
+        row["sed"], row["commit"] = min(sed_seconds(repo, scratch) for _ in range(repeat))
+        row["ast-grep"] = min(greps) if greps else None
+        rows.append(row)
+    _print_tables(rows)
     if len(rows) > 1:
         first, last = rows[-2], rows[-1]
-        scale = last[0] / first[0]
-        print(f"\ngrowth {first[0]:,} -> {last[0]:,} files ({scale:.0f}x): dry-run {last[1] / first[1]:.1f}x, "
-              f"migrate {last[3] / first[3]:.1f}x, apply {last[5] / first[5]:.1f}x (linear: {scale:.0f}x)")
+        scale = last["files"] / first["files"]
+        print(f"\ngrowth {first['files']:,} -> {last['files']:,} files ({scale:.0f}x), cold: dry-run "
+              f"{last['dry cold'] / first['dry cold']:.1f}x, migrate {last['migrate cold'] / first['migrate cold']:.1f}x, "
+              f"apply {last['apply cold'] / first['apply cold']:.1f}x (linear: {scale:.0f}x)")
     print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}, load average "
           f"{os.getloadavg()[0]:.2f}; best of {repeat}; repos in {scratch}")
+    print("cold: PINSHIFT_CACHE=off (every file read, parsed and planned); warm: the plan memo holds the files "
+          "(an earlier run of the same recipe on the same bytes)")
     if keep is None:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _print_tables(rows: list[dict]) -> None:
+    def table(header: list[str], cells: list[list[str]]) -> None:
+        widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(header)]
+        print("  ".join(h.rjust(w) for h, w in zip(header, widths)))
+        for line in cells:
+            print("  ".join(c.rjust(w) for c, w in zip(line, widths)))
+        print()
+
+    def seconds(value: float | None) -> str:
+        return "-" if value is None else f"{value:.2f}"
+
+    keys = ["dry cold", "dry warm", "migrate cold", "migrate warm", "apply cold", "apply warm", "parse", "sed",
+            "commit", "ast-grep"]
+    table(["files", *[k.replace("commit", "add+commit") + " s" for k in keys], "dry MB", "migrate MB"],
+          [[f"{r['files']:,}", *[seconds(r[k]) for k in keys],
+            f"{max(r['dry MB cold'], r['dry MB warm']):.0f}", f"{max(r['migrate MB cold'], r['migrate MB warm']):.0f}"]
+           for r in rows])
+
+    def ratio(value: float | None, against: float | None) -> str:
+        return "-" if value is None or not against else f"{value / against:.2f}x"
+
+    cells = []
+    for r in rows:
+        sed = r["sed"] + r["commit"]
+        cells.append([f"{r['files']:,}", ratio(r["dry cold"], r["parse"]), ratio(r["dry warm"], r["parse"]),
+                      ratio(r["migrate cold"], sed), ratio(r["migrate warm"], sed),
+                      ratio(r["apply cold"], r["ast-grep"]), ratio(r["apply warm"], r["ast-grep"])])
+    table(["files", "dry/parse cold", "dry/parse warm", "migrate/(sed+commit) cold", "migrate/(sed+commit) warm",
+           "apply/ast-grep cold", "apply/ast-grep warm"], cells)
 
 
 def main() -> None:

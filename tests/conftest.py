@@ -33,6 +33,9 @@ def hermetic_git(tmp_path_factory):
     patch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     patch.setenv("XDG_CACHE_HOME", str(home / ".cache"))  # pinshift's hash cache: never the machine's
     patch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    # the plan memo remembers plans across runs; tests that monkeypatch or count what planning does must
+    # plan afresh, so it is off here, and tests/test_plan_memo.py turns it on to prove it changes nothing
+    patch.setenv("PINSHIFT_CACHE", "off")
     yield home
     patch.undo()
 

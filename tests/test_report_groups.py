@@ -176,3 +176,27 @@ def test_hunks_read_off_the_edits_equal_the_diffs(data):
     fast = _edited_lines(change, before, after)
     if fast is not None and before != after:
         assert fast == _difflib_hunks(before, after)
+
+
+def test_the_hunks_the_runner_records_equal_the_ones_the_report_would_compute(tmp_path):
+    """runner.process_file records each change's hunks where it plans the file (in a worker, from the bytes it
+    holds); they must equal hunks.changed_lines of the finished change, on the demo and the python311 renames."""
+    import dataclasses
+
+    from pinshift.demo.build import build_demo
+    from pinshift.demo.python_branch import RECIPE_FILE, build_python312_demo
+    from pinshift.hunks import changed_lines
+    from pinshift.migrate import MigrateOptions, plan, prepare
+
+    seen = 0
+    for repo, recipe in ((build_demo(tmp_path / "demo"), "pytorch-2.10-cuda12_9"),
+                         (build_python312_demo(tmp_path / "py312"), str(RECIPE_FILE))):
+        planned = plan(prepare(MigrateOptions(recipe=recipe, repo=repo, dry_run=True)))
+        for step in planned.steps:
+            for change in step.changed:
+                if change.hunks is None:
+                    assert change.removed or step.kind == "readme-branch-table"
+                    continue
+                seen += 1
+                assert change.hunks == changed_lines(dataclasses.replace(change, hunks=None)), change.path
+    assert seen > 300

@@ -139,6 +139,8 @@ def run_base(options, base: str, verify=None) -> BaseOutcome:
         migration = prepare(replace(options, base=base))
         target = migration.target
         planned = plan(migration)
+        if options.run is not None and options.run.memo is not None:
+            options.run.memo.save()
         outcome = BaseOutcome(base, target, "planned", base_commit=migration.base_commit, plan=planned)
         if verify is not None:
             from pinshift.checks.verify import verify_plan

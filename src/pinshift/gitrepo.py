@@ -108,6 +108,13 @@ class CommitTree:
         entry = self._entries.get(path)
         return entry[2] if entry else None
 
+    def memo_id(self, path: str) -> str | None:
+        """The blob id of `path` when `read` would return its bytes (a regular file within the size limit), else None."""
+        entry = self._entries.get(path)
+        if entry is None or entry[0] not in ("100644", "100755") or entry[1] > self.max_bytes:
+            return None
+        return entry[2]
+
     def prefetch(self, paths) -> None:
         """Read the blobs of `paths` (regular files within the size limit) in one batch."""
         wanted = [p for p in paths if p not in self._blobs and p in self._entries

@@ -26,16 +26,18 @@ only paths taken away is a recipe error.
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pinshift import languages, pool
+from pinshift import languages, plan_memo, pool
 from pinshift.edits import apply_to_document, normalize_edits
 from pinshift.errors import EditConflict, EditRefused, PinshiftError, RecipeError, StepFailed, StepScriptError
 from pinshift.fileops import FileOp, check_file_ops
 from pinshift.files import SkippedFile, SourceTree
 from pinshift.globs import matches
+from pinshift.hunks import changed_lines
 from pinshift.plan import DERIVED, AppliedEdit, FileChange, Outcome, Plan, StepPlan, Warning, derive
 from pinshift.recipes import Recipe, RecipeStep
 from pinshift.steps import StepContext, StepKind
@@ -47,11 +49,14 @@ class RunOptions:
 
     `jobs`: worker processes; None picks the number of CPUs for large runs and
     1 for small ones (environment `PINSHIFT_JOBS` overrides the automatic choice).
+    `memo`: a `pinshift.plan_memo.PlanMemo`; files it remembers are not read or planned again
+    (the command that made it saves it when planning is over).
     """
 
     strict: bool = False
     progress: Callable[[int, int], None] | None = None
     jobs: int | None = None
+    memo: Any = None  # a plan_memo.PlanMemo: files planned before are looked up, not planned again
 
 
 class WorkingSet:
@@ -93,6 +98,13 @@ class WorkingSet:
         hook = getattr(self.tree, "mode", None)
         found = hook(self._origin(path)) if hook is not None else None
         return found or "100644"
+
+    def memo_id(self, path: str) -> str | None:
+        """The blob id of `path`'s bytes when the tree knows it without reading them (an unchanged git file), else None."""
+        if path in self.changed or path in self.removed:
+            return None
+        hook = getattr(self.tree, "memo_id", None)
+        return hook(self.added.get(path, path)) if hook is not None else None
 
     def prefetch(self, paths: Sequence[str]) -> None:
         """Let the tree read `paths` in bulk if it can (git objects: one batch instead of a read per file)."""
@@ -241,6 +253,7 @@ def process_file(path: str, data: bytes, jobs: Sequence[StepJob]) -> list[FileCh
         if result.data != doc.data:
             change.outcome = Outcome.CHANGED
             change.edits = _applied(doc, edits)
+            change.hunks = changed_lines(change, doc.data, result.data)  # here, in the worker: bytes at hand
             derive(change, last)
             last, doc = change, result
         elif op is not None:
@@ -454,10 +467,15 @@ def _skipped(path: str, reason: str, segment: Sequence[StepJob]) -> list[FileCha
             for job in segment]
 
 
-def _file_run(files: WorkingSet, segment: Sequence[StepJob]) -> pool.FileRun:
-    """What the pool runs on one path of a segment: read it (unless given), then `process_file`."""
+def _file_run(files: WorkingSet, segment: Sequence[StepJob], memo: "plan_memo.Segment | None" = None,
+              prints: "plan_memo.SegmentPrint | None" = None) -> pool.FileRun:
+    """What the pool runs on one path of a segment: read it (unless given), then `process_file`.
 
-    def run(path: str, data: bytes | None, reason: str) -> list[FileChange | None]:
+    With a memo, the result is a `_Memoized` (the pickled results, looked up by the bytes' blob
+    id or planned and pickled here, in the worker); `_run_segment` unpickles and records it.
+    """
+
+    def run(path: str, data: bytes | None, reason: str):
         if reason:
             return _skipped(path, reason, segment)
         if data is None:
@@ -465,15 +483,66 @@ def _file_run(files: WorkingSet, segment: Sequence[StepJob]) -> pool.FileRun:
                 data = files.read(path)
             except SkippedFile as skipped:
                 return _skipped(path, str(skipped), segment)
-        return process_file(path, data, segment)
+        if memo is None:
+            return process_file(path, data, segment)
+        key = _memo_key(segment, prints, path, plan_memo.blob_id(data))
+        payload = memo.lookup(key)
+        if payload is not None:
+            return _Memoized(key, payload, False)
+        return _Memoized(key, pickle.dumps(process_file(path, data, segment), pickle.HIGHEST_PROTOCOL), True)
 
     return run
+
+
+@dataclass(frozen=True)
+class _Memoized:
+    key: bytes
+    payload: bytes
+    fresh: bool
+
+
+def _memo_key(segment: Sequence[StepJob], prints: "plan_memo.SegmentPrint", path: str, blob: str) -> bytes:
+    """`path`'s memo key: its bytes, the steps that apply to it, and the file-level operations that made it."""
+    language = languages.language_for(path)
+    steps = tuple(step if job.applies_to(path, language) else None for job, step in zip(segment, prints.steps))
+    ops = tuple((op.action, op.path) if (op := job.file_ops.get(path)) is not None else None
+                for job in segment if job.file_ops is not None)
+    return plan_memo.file_key(path, blob, steps, ops)
 
 
 def _run_segment(files: WorkingSet, jobs: list[StepJob], positions: list[int], all_paths, options) -> list:
     segment = [jobs[p] for p in positions]
     paths = _segment_paths(segment, all_paths)
-    return list(pool.process_files(files, paths, _file_run(files, segment), options))
+    prints = plan_memo.segment_fingerprint(segment) if options.memo is not None else None
+    if prints is None:
+        return list(pool.process_files(files, paths, _file_run(files, segment), options))
+    memo = options.memo.segment(prints.shape)
+    known: dict[str, bytes] = {}  # path -> the payload found without reading the file
+    for path in paths:
+        blob = files.memo_id(path)
+        if blob is not None:
+            payload = memo.lookup(_memo_key(segment, prints, path, blob))
+            if payload is not None:
+                known[path] = payload
+    todo = [p for p in paths if p not in known]
+    planned = pool.process_files(files, todo, _file_run(files, segment, memo, prints), options)
+    results = []
+    for path in paths:
+        if path in known:
+            options.memo.hits += 1
+            results.append((path, pickle.loads(known[path])))
+            continue
+        done, result = next(planned)
+        if isinstance(result, _Memoized):
+            if result.fresh:
+                memo.record(result.key, result.payload)
+                options.memo.misses += 1
+            else:
+                memo.used.add(result.key)
+                options.memo.hits += 1
+            result = pickle.loads(result.payload)
+        results.append((done, result))
+    return results
 
 
 def run_jobs(files: WorkingSet, jobs: Sequence[StepJob], options: RunOptions = RunOptions()) -> list[StepPlan]:

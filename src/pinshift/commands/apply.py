@@ -279,6 +279,7 @@ def plan_apply(options: ApplyOptions):
     from pinshift.trust import Consent
 
     from pinshift.pin_inputs import fill
+    from pinshift.plan_memo import PlanMemo
 
     consent = Consent(options.trust_repo, options.migrations)
     root = repository_root(Path("."))
@@ -286,9 +287,12 @@ def plan_apply(options: ApplyOptions):
     params, values = step_params(kind, options.settings)
     selected = select_files(options.paths, options.globs, options.max_bytes)
     [filled] = fill([(kind.name, kind, params)], options.nixpkgs, root)
+    memo = PlanMemo.open()
     step = plan_step(WorkingSet(selected), kind, filled.params, step_globs(options.paths, options.globs),
                      title=f"{kind.name} (pinshift apply)",
-                     raw_params=values, options=RunOptions(strict=options.strict))
+                     raw_params=values, options=RunOptions(strict=options.strict, memo=memo))
+    if memo is not None:
+        memo.save()
     step.notes[:0] = filled.notes
     check_new_paths(step, selected)
     return Plan(recipe="", steps=[step], repository=os.getcwd(), dry_run=options.dry_run), selected

@@ -154,6 +154,9 @@ def run_migration(options, report, verify=None) -> int:
     from pinshift.migrate import clean_stale_worktrees, failure, prepare, plan, run
     from pinshift.report import check_output_directory, check_output_path, output_is_directory
 
+    from pinshift.plan_memo import PlanMemo
+
+    options = replace(options, run=replace(options.run, memo=PlanMemo.open()))
     bases = bases_of(options)
     if report.output:  # before any work: a report that cannot be written is found now, not after the commits
         if bases is not None and output_is_directory(report.output):
@@ -167,6 +170,10 @@ def run_migration(options, report, verify=None) -> int:
         options = replace(options, run=replace(options.run, strict=options.strict, progress=progress))
         migration = prepare(options)
         planned = plan(migration)
+    if options.run.memo is not None:
+        options.run.memo.save()
+        if report.verbose and options.run.memo.hits:
+            click.echo(f"pinshift: {options.run.memo.summary()}", err=True)
     if verify is not None and verify_failed(migration, planned, verify):
         return 1
     if options.dry_run:

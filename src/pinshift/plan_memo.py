@@ -1,0 +1,274 @@
+"""One file's plan, remembered across runs by what it depends on (issue 15).
+
+Planning a file is a pure function of its path, its bytes, the segment of steps it
+runs through (kinds, prepared parameters, globs, recipe name, step numbers) and
+pinshift's own code. So the runner can look a file's results up by
+
+    (path, git blob id of the bytes, fingerprints of the steps that apply to it, the file-level
+     operations that made the path)
+
+and skip reading, parsing and planning it: `--dry-run` then the real `migrate`, a
+re-run after a failed push, or a fan-out over branches that share most files (as
+branches on one pin do) plan each distinct file once. The results are exactly the
+ones a fresh plan gives (they are the pickled results of that plan); the tests
+compare whole reports with and without the memo.
+
+What is *not* remembered: segments with a step kind that is not bundled with pinshift
+(a repository's or `--migrations` code may read anything), parameters that cannot be
+written down canonically, files that were skipped. The fingerprint covers the source of
+every module of pinshift and its bundled step kinds and the versions of Python and
+tree-sitter, so a changed pinshift never reads an old entry.
+
+Where: `$XDG_CACHE_HOME/pinshift/plans/<code fingerprint>/<segment shape>.pickle`
+(one file per segment shape: its kinds, globs and step numbers; at most MAX_FILES files and MAX_BYTES each; other code
+fingerprints' directories are removed when a run saves). `PINSHIFT_CACHE=off` turns it
+off. The runner only reads (`segment`, `lookup`) and records in memory; the command that
+ran it calls `save` when planning is over. A damaged or unreadable entry is a miss; a
+cache that cannot be written only costs the next run its time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import enum
+import hashlib
+import os
+import pickle
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+FORMAT = b"pinshift-plan-memo/1"
+MAX_BYTES = 96 * 1024 * 1024  # per segment file: beyond it, only this run's entries are kept
+MAX_FILES = 48  # segment files per code fingerprint, newest kept
+
+
+class Unfingerprintable(Exception):
+    """A value with no canonical spelling: its segment is planned afresh every time."""
+
+
+def enabled() -> bool:
+    return os.environ.get("PINSHIFT_CACHE", "").strip().lower() not in ("off", "0", "no", "false")
+
+
+def cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "pinshift" / "plans"
+
+
+def blob_id(data: bytes) -> str:
+    """Git's object id of a blob holding `data` (what `git hash-object` prints)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+# --- fingerprints ------------------------------------------------------------------------------
+
+
+def canonical(value: Any) -> str:
+    """A spelling of `value` that is the same in every process (no ids, no set order); raises Unfingerprintable."""
+    if value is None or isinstance(value, (bool, int, float, str, bytes)):
+        return repr(value)
+    if isinstance(value, enum.Enum):
+        return f"{type(value).__qualname__}.{value.name}"
+    if isinstance(value, (datetime.date, datetime.time, datetime.datetime)):
+        return f"{type(value).__name__}({value.isoformat()})"
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = ",".join(f"{f.name}={canonical(getattr(value, f.name))}" for f in dataclasses.fields(value))
+        return f"{type(value).__module__}.{type(value).__qualname__}({fields})"
+    if isinstance(value, (list, tuple)):
+        return f"{type(value).__name__}[{','.join(canonical(v) for v in value)}]"
+    if isinstance(value, (set, frozenset)):
+        return f"set[{','.join(sorted(canonical(v) for v in value))}]"
+    if isinstance(value, Mapping):
+        items = sorted((canonical(k), canonical(v)) for k, v in value.items())
+        return f"map[{','.join(f'{k}:{v}' for k, v in items)}]"
+    if isinstance(value, re.Pattern):
+        return f"re({value.pattern!r},{value.flags})"
+    raise Unfingerprintable(type(value).__qualname__)
+
+
+_CODE: str | None = None
+
+
+def code_fingerprint() -> str:
+    """A digest of pinshift's source (package and bundled step kinds) and the parser it runs on."""
+    global _CODE
+    if _CODE is None:
+        import pinshift
+        import tree_sitter_nix
+
+        digest = hashlib.sha256(FORMAT)
+        digest.update(sys.version.encode())
+        for package in (pinshift, _migrations_package()):
+            if package is None:
+                continue
+            root = Path(package.__file__).parent
+            for path in sorted(root.rglob("*.py")):
+                digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+        for module in ("tree_sitter", "tree_sitter_nix"):
+            digest.update(_version(module).encode() + b"\0")
+        digest.update(Path(tree_sitter_nix.__file__).parent.name.encode())
+        _CODE = digest.hexdigest()[:32]
+    return _CODE
+
+
+def _migrations_package():
+    try:
+        import migrations
+    except ImportError:
+        return None
+    return migrations
+
+
+def _version(distribution: str) -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version(distribution.replace("_", "-"))
+    except metadata.PackageNotFoundError:
+        return "?"
+
+
+def segment_fingerprint(jobs: Sequence[Any]) -> "SegmentPrint | None":
+    """The fingerprint of a segment of StepJobs, or None when one of them cannot be remembered."""
+    shape, steps = [code_fingerprint()], []
+    try:
+        for job in jobs:
+            if job.kind.origin != "bundled":
+                return None
+            shape.append(canonical((job.kind.name, job.index, job.total, job.recipe, tuple(job.globs))))
+            steps.append(hashlib.sha256(canonical((
+                shape[0], job.kind.name, job.index, job.total, job.recipe, tuple(job.globs), job.params,
+                job.survey_params, tuple(job.needles), job.file_ops is not None,
+            )).encode()).hexdigest()[:32])
+    except Unfingerprintable:
+        return None
+    return SegmentPrint(hashlib.sha256("\n".join(shape).encode()).hexdigest()[:32], tuple(steps))
+
+
+@dataclasses.dataclass(frozen=True)
+class SegmentPrint:
+    """Where a segment's files are stored (`shape`: kinds, globs, step numbers) and each step's full fingerprint.
+
+    A file's key holds the fingerprints of the steps that apply to it only: a README step whose
+    parameters name the target branch does not make the recipes' plans of another `--branch` misses.
+    """
+
+    shape: str
+    steps: tuple[str, ...]
+
+
+def file_key(path: str, blob: str, steps: tuple, ops: tuple) -> bytes:
+    """One file's key: its path, its bytes (as a blob id), the fingerprints of the steps that apply to it
+    (None for the others) and the file-level operations that made the path."""
+    text = f"{path}\0{blob}\0{steps!r}\0{ops!r}"
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).digest()[:20]
+
+
+# --- the memo ----------------------------------------------------------------------------------
+
+
+class Segment:
+    """The remembered files of one segment fingerprint: key -> pickled results."""
+
+    def __init__(self, entries: dict[bytes, bytes]):
+        self.entries = entries
+        self.used: set[bytes] = set()
+        self.new: dict[bytes, bytes] = {}
+
+    def lookup(self, key: bytes) -> bytes | None:
+        payload = self.new.get(key) or self.entries.get(key)
+        if payload is not None:
+            self.used.add(key)
+        return payload
+
+    def record(self, key: bytes, payload: bytes) -> None:
+        self.new[key] = payload
+        self.used.add(key)
+
+
+class PlanMemo:
+    """The memo of one run: segments loaded from the cache directory on first use, saved by `save`."""
+
+    def __init__(self, root: Path | None = None):
+        self.root = (root or cache_root()) / code_fingerprint()
+        self.segments: dict[str, Segment] = {}
+        self.hits = 0
+        self.misses = 0
+
+    @classmethod
+    def open(cls) -> "PlanMemo | None":
+        return cls() if enabled() else None
+
+    def summary(self) -> str:
+        """One line for `--verbose`: how many files were looked up rather than planned."""
+        looked = self.hits + self.misses
+        return (f"{self.hits:,} of {looked:,} file plans remembered from an earlier run "
+                "(PINSHIFT_CACHE=off plans every file afresh)")
+
+    def segment(self, fingerprint: str) -> Segment:
+        if fingerprint not in self.segments:
+            self.segments[fingerprint] = Segment(self._load(fingerprint))
+        return self.segments[fingerprint]
+
+    def _load(self, fingerprint: str) -> dict[bytes, bytes]:
+        try:
+            with open(self.root / f"{fingerprint}.pickle", "rb") as handle:
+                if handle.read(len(FORMAT)) != FORMAT:
+                    return {}
+                entries = pickle.load(handle)
+        except Exception:  # absent, unreadable, truncated or damaged: start afresh
+            return {}
+        if not isinstance(entries, dict):
+            return {}
+        return entries
+
+    def save(self) -> None:
+        """Write every segment that gained entries; never raises for an unwritable cache."""
+        for fingerprint, segment in self.segments.items():
+            if segment.new:
+                try:
+                    self._save(fingerprint, segment)
+                except OSError:
+                    return
+        if any(s.new for s in self.segments.values()):
+            self._tidy()
+
+    def _save(self, fingerprint: str, segment: Segment) -> None:
+        entries = self._load(fingerprint)  # what is there now: another run (a fan-out's other base) may have added
+        entries.update(segment.entries)
+        entries.update(segment.new)
+        if sum(len(v) for v in entries.values()) > MAX_BYTES:
+            entries = {k: v for k, v in entries.items() if k in segment.used}
+        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        handle, temporary = tempfile.mkstemp(dir=self.root, prefix=f".{fingerprint}.", suffix=".tmp")
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(FORMAT)
+                pickle.dump(entries, out, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(temporary, self.root / f"{fingerprint}.pickle")
+        except BaseException:  # also Ctrl-C: never leave a half-written file behind
+            Path(temporary).unlink(missing_ok=True)
+            raise
+
+    def _tidy(self) -> None:
+        """Keep the newest MAX_FILES segment files; remove other code fingerprints' directories and old temp files."""
+        try:
+            files = sorted(self.root.glob("*.pickle"), key=lambda p: p.stat().st_mtime, reverse=True)
+            for old in files[MAX_FILES:]:
+                old.unlink(missing_ok=True)
+            for temporary in self.root.glob(".*.tmp"):
+                if time.time() - temporary.stat().st_mtime > 3600:
+                    temporary.unlink(missing_ok=True)
+            for other in self.root.parent.iterdir():
+                if other != self.root and other.is_dir() and len(other.name) == 32:
+                    for path in other.iterdir():
+                        path.unlink(missing_ok=True)
+                    other.rmdir()
+        except OSError:
+            pass

@@ -1,0 +1,291 @@
+"""The plan memo (issue 15): a file planned before is looked up, never planned again, and nothing differs.
+
+Every test compares what pinshift produces with the memo against what it produces with the memo
+off (`PINSHIFT_CACHE=off`, as the rest of the suite runs): whole JSON reports byte for byte, and
+the trees of the commits a real migrate makes. That a warm run really plans nothing is shown by
+making planning itself fail (`runner.process_file` raises) and running again: the run still
+succeeds, with the same report, because no file reached it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+from pathlib import Path
+
+import pytest
+from conftest import git
+
+from pinshift import plan_memo, runner
+from pinshift.demo.build import build_demo
+from pinshift.demo.python_branch import RECIPE_FILE, build_python312_demo
+
+RECIPE = "pytorch-2.10-cuda12_9"
+
+
+@pytest.fixture
+def memo_on(monkeypatch, tmp_path):
+    """The memo on, in a cache directory of this test's own; returns that directory's plans folder."""
+    monkeypatch.setenv("PINSHIFT_CACHE", "on")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "pinshift" / "plans"
+
+
+@pytest.fixture
+def demo(tmp_path):
+    return build_demo(tmp_path / "demo")
+
+
+def _report(run_cli, repo: Path, *args: str, out: Path) -> bytes:
+    result = run_cli("migrate", *args, "--repo", str(repo), "--dry-run", "--format", "json", "--output", str(out))
+    assert result.exit_code == 0, result
+    return out.read_bytes()
+
+
+def _planning_forbidden(monkeypatch) -> list[str]:
+    """Make planning a file fail; returns the list of paths anything tried to plan."""
+    tried: list[str] = []
+
+    def refuse(path, data, jobs):
+        tried.append(path)
+        raise AssertionError(f"{path} was planned although the memo holds it")
+
+    monkeypatch.setattr(runner, "process_file", refuse)
+    return tried
+
+
+def _counting(monkeypatch) -> list[str]:
+    planned: list[str] = []
+    real = runner.process_file
+
+    def count(path, data, jobs):
+        planned.append(path)
+        return real(path, data, jobs)
+
+    monkeypatch.setattr(runner, "process_file", count)
+    return planned
+
+
+def test_a_warm_dry_run_plans_no_file_and_writes_the_same_report(run_cli, demo, memo_on, monkeypatch, tmp_path):
+    monkeypatch.setenv("PINSHIFT_CACHE", "off")
+    fresh = _report(run_cli, demo, RECIPE, out=tmp_path / "off.json")
+    assert not memo_on.exists()  # off means off: nothing is written
+    monkeypatch.setenv("PINSHIFT_CACHE", "on")
+    cold = _report(run_cli, demo, RECIPE, out=tmp_path / "cold.json")
+    assert len(list(memo_on.glob("*/*.pickle"))) >= 1
+    tried = _planning_forbidden(monkeypatch)
+    warm = _report(run_cli, demo, RECIPE, out=tmp_path / "warm.json")
+    assert tried == []
+    assert fresh == cold == warm
+    verbose = run_cli("migrate", RECIPE, "--repo", str(demo), "--dry-run", "--verbose")
+    assert "pinshift: 67 of 67 file plans remembered from an earlier run" in verbose.stderr
+    assert json.loads(warm)["would_change"] is True
+
+
+def test_a_changed_file_is_planned_again_and_only_that_one(run_cli, demo, memo_on, monkeypatch, tmp_path):
+    _report(run_cli, demo, RECIPE, out=tmp_path / "first.json")
+    target = demo / ".flox" / "pkgs" / "pytorch-python313-cuda12_9-sm86-avx2.nix"
+    target.write_bytes(target.read_bytes().replace(b"gpuArchSM = \"8.6\";", b"gpuArchSM = \"8.6\";  # edited", 1))
+    assert b"# edited" in target.read_bytes()
+    git(demo, "commit", "-qam", "one recipe edited")
+    planned = _counting(monkeypatch)
+    warm = _report(run_cli, demo, RECIPE, out=tmp_path / "warm.json")
+    assert planned == [".flox/pkgs/pytorch-python313-cuda12_9-sm86-avx2.nix"]
+    monkeypatch.setenv("PINSHIFT_CACHE", "off")
+    assert warm == _report(run_cli, demo, RECIPE, out=tmp_path / "off.json")
+
+
+def test_commits_made_from_remembered_plans_equal_commits_made_without(run_cli, demo, memo_on, monkeypatch):
+    """--branch changes the README step's parameters ({target}): the README is planned again, the recipes are not."""
+    assert run_cli("migrate", RECIPE, "--repo", str(demo), "--dry-run").exit_code == 0  # fills the memo
+    planned = _counting(monkeypatch)
+    assert run_cli("migrate", RECIPE, "--repo", str(demo), "--branch", "warm").exit_code == 0
+    assert planned == ["README.md"]
+    monkeypatch.undo()
+    monkeypatch.setenv("PINSHIFT_CACHE", "off")
+    assert run_cli("migrate", RECIPE, "--repo", str(demo), "--branch", "off").exit_code == 0
+    warm = git(demo, "log", "--format=%T %s", "pytorch-2.9..warm").splitlines()
+    off = git(demo, "log", "--format=%T %s", "pytorch-2.9..off").splitlines()
+    assert len(warm) == 4 and warm[1:] == off[1:]  # the README commit names its own branch
+    readme = git(demo, "show", "warm:README.md")
+    assert "warm" in readme and readme.replace("warm", "off") == git(demo, "show", "off:README.md")
+
+
+def test_file_steps_renames_are_remembered_with_the_operation_that_made_each_path(run_cli, memo_on, monkeypatch,
+                                                                                 tmp_path):
+    """rename-files then content steps: the renamed paths' plans depend on the rename; the reports agree."""
+    repo = build_python312_demo(tmp_path / "python312")
+    cold = _report(run_cli, repo, str(RECIPE_FILE), out=tmp_path / "cold.json")
+    tried = _planning_forbidden(monkeypatch)
+    warm = _report(run_cli, repo, str(RECIPE_FILE), out=tmp_path / "warm.json")
+    assert tried == []
+    monkeypatch.undo()
+    monkeypatch.setenv("PINSHIFT_CACHE", "off")
+    assert cold == warm == _report(run_cli, repo, str(RECIPE_FILE), out=tmp_path / "off.json")
+    assert len(json.loads(warm)["steps"][0]["renamed"]) == 67
+
+
+def test_apply_with_a_warm_memo_writes_the_same_files(run_cli, demo, memo_on, monkeypatch, tmp_path):
+    args = ("apply", "rename-attr", "--set", "from=python3Packages", "--set", "to=python313Packages",
+            "--set", "base=nixpkgs_pinned", ".flox/pkgs")
+    copies = {}
+    for name in ("cold", "warm", "off"):
+        copy = tmp_path / name
+        git(tmp_path, "clone", "-q", "--branch", "pytorch-2.9", str(demo), str(copy))
+        copies[name] = copy
+    assert run_cli(*args, cwd=copies["cold"]).exit_code == 0
+    tried = _planning_forbidden(monkeypatch)
+    assert run_cli(*args, cwd=copies["warm"]).exit_code == 0
+    assert tried == []
+    monkeypatch.undo()
+    monkeypatch.setenv("PINSHIFT_CACHE", "off")
+    assert run_cli(*args, cwd=copies["off"]).exit_code == 0
+    changed = {name: git(copy, "diff") for name, copy in copies.items()}
+    assert changed["cold"] and changed["cold"] == changed["warm"] == changed["off"]
+
+
+def test_a_damaged_memo_is_a_miss_and_is_rewritten(run_cli, demo, memo_on, monkeypatch, tmp_path):
+    cold = _report(run_cli, demo, RECIPE, out=tmp_path / "cold.json")
+    [stored] = [p for p in memo_on.glob("*/*.pickle") if p.stat().st_size > 10_000]
+    stored.write_bytes(stored.read_bytes()[: stored.stat().st_size // 2])  # cut off mid-way, as a full disk would
+    planned = _counting(monkeypatch)
+    assert _report(run_cli, demo, RECIPE, out=tmp_path / "again.json") == cold
+    assert len(planned) >= 66
+    data = stored.read_bytes()
+    assert data.startswith(plan_memo.FORMAT) and len(pickle.loads(data[len(plan_memo.FORMAT):])) >= 66
+
+
+def test_a_memo_entry_that_is_not_a_plan_is_a_miss(run_cli, demo, memo_on, monkeypatch, tmp_path):
+    cold = _report(run_cli, demo, RECIPE, out=tmp_path / "cold.json")
+    [stored] = [p for p in memo_on.glob("*/*.pickle") if p.stat().st_size > 10_000]
+    stored.write_bytes(plan_memo.FORMAT + pickle.dumps(["not", "a", "dict"]))
+    assert _report(run_cli, demo, RECIPE, out=tmp_path / "again.json") == cold
+
+
+def test_an_unwritable_cache_costs_only_time(run_cli, demo, monkeypatch, tmp_path):
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("a file where the cache directory would be")
+    monkeypatch.setenv("PINSHIFT_CACHE", "on")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    first = _report(run_cli, demo, RECIPE, out=tmp_path / "first.json")
+    monkeypatch.setenv("PINSHIFT_CACHE", "off")
+    assert first == _report(run_cli, demo, RECIPE, out=tmp_path / "off.json")
+    assert blocker.read_text().startswith("a file")
+
+
+def test_step_kinds_from_outside_pinshift_are_never_remembered(run_cli, make_repo, memo_on, monkeypatch, tmp_path):
+    """A --migrations kind may read anything (the clock, other files): its segment is planned every time."""
+    kinds = tmp_path / "kinds"
+    kinds.mkdir()
+    (kinds / "shout.py").write_text(
+        '"""Upper-case every string fragment."""\n'
+        "from dataclasses import dataclass\n"
+        "from pinshift.edits import Edit\n"
+        "from pinshift.steps import StepOutput\n"
+        "NAME = 'shout'\n"
+        "@dataclass(frozen=True)\n"
+        "class Params:\n"
+        "    pass\n"
+        "def plan(doc, params, context):\n"
+        "    out = StepOutput()\n"
+        "    data = doc.data\n"
+        "    start = data.find(b'hello')\n"
+        "    if start >= 0:\n"
+        "        out.edits.append(Edit(start, start + 5, b'HELLO', 'shout'))\n"
+        "    return out\n"
+    )
+    repo = make_repo({"a.nix": '{ x = "hello"; }\n'})
+    planned = _counting(monkeypatch)
+    for _ in range(2):
+        result = run_cli("apply", "shout", "--migrations", str(kinds), "--dry-run", "a.nix", cwd=repo)
+        assert result.exit_code == 0, result
+    assert planned == ["a.nix", "a.nix"]
+    assert not list(memo_on.glob("*/*.pickle"))
+
+
+def test_the_fingerprint_changes_with_the_code_params_and_globs_and_refuses_what_it_cannot_spell(monkeypatch):
+    from pinshift.kinds import available_kinds, get_kind
+    from pinshift.runner import StepJob
+
+    kind = get_kind(available_kinds(None, None), "rename-attr")
+    params = kind.params_type(from_="python3Packages", to="python313Packages")
+    job = StepJob(index=1, total=1, kind=kind, params=params, globs=("*.nix",))
+    base = plan_memo.segment_fingerprint([job])
+    assert base is not None and base == plan_memo.segment_fingerprint([job])
+    other = kind.params_type(from_="python3Packages", to="python312Packages")
+    assert plan_memo.segment_fingerprint([StepJob(1, 1, kind, other, ("*.nix",))]).steps != base.steps
+    assert plan_memo.segment_fingerprint([StepJob(1, 1, kind, other, ("*.nix",))]).shape == base.shape
+    assert plan_memo.segment_fingerprint([StepJob(1, 1, kind, params, ("other/*.nix",))]).shape != base.shape
+    assert plan_memo.segment_fingerprint([StepJob(2, 2, kind, params, ("*.nix",))]).steps != base.steps
+    monkeypatch.setattr(plan_memo, "_CODE", "0" * 32)  # another pinshift
+    changed = plan_memo.segment_fingerprint([job])
+    assert changed.shape != base.shape and changed.steps != base.steps
+    assert plan_memo.segment_fingerprint([StepJob(1, 1, kind, object(), ("*.nix",))]) is None
+    assert plan_memo.canonical({"b": {3, 1, 2}, "a": (1, b"x")}) == plan_memo.canonical({"a": (1, b"x"), "b": {2, 3, 1}})
+    assert plan_memo.canonical([1]) != plan_memo.canonical((1,))
+
+
+def test_blob_ids_are_gits(tmp_path):
+    import subprocess
+
+    path = tmp_path / "f"
+    path.write_bytes(b"{ x = 1; }\n\xff\x00")
+
+    printed = subprocess.run(["git", "hash-object", str(path)], capture_output=True, text=True, check=True).stdout
+    assert plan_memo.blob_id(path.read_bytes()) == printed.strip()
+
+
+def test_another_pinshift_version_removes_the_old_memo_when_it_saves(run_cli, demo, memo_on, monkeypatch, tmp_path):
+    _report(run_cli, demo, RECIPE, out=tmp_path / "first.json")
+    [old] = [p for p in memo_on.iterdir() if p.is_dir()]
+    monkeypatch.setattr(plan_memo, "_CODE", "f" * 32)
+    _report(run_cli, demo, RECIPE, out=tmp_path / "second.json")
+    assert not old.exists() and (memo_on / ("f" * 32)).is_dir()
+    assert os.listdir(memo_on) == ["f" * 32]
+
+
+def test_a_fan_out_over_branches_sharing_files_plans_the_shared_files_once(run_cli, demo, memo_on, monkeypatch,
+                                                                            tmp_path):
+    """Two bases with the same recipes (a branch and its copy with one file fewer): the second base's run, and
+    a later fan-out over both, find every recipe remembered; the JSON report equals the memo-less one."""
+    git(demo, "branch", "pytorch-2.9-b", "pytorch-2.9")
+    git(demo, "switch", "-q", "pytorch-2.9-b")
+    (demo / ".flox" / "pkgs" / "pytorch-python313-cpu-avx2.nix").unlink()
+    git(demo, "commit", "-qam", "b: one recipe fewer")
+    git(demo, "switch", "-q", "pytorch-2.9")
+    args = (RECIPE, "--from", "pytorch-2.9", "--from", "pytorch-2.9-b", "--branch", "{base}-new")
+    monkeypatch.setenv("PINSHIFT_JOBS", "1")  # bases in this process: the counting below sees every plan
+    planned = _counting(monkeypatch)
+    first = _report(run_cli, demo, *args, out=tmp_path / "first.json")
+    recipes = [p for p in planned if p.endswith(".nix")]
+    assert len(recipes) == 66 and len(set(recipes)) == 66  # the second base found all of its 65 remembered
+    assert planned.count("README.md") == 2  # its README step names each base's own target
+    monkeypatch.setenv("PINSHIFT_CACHE", "off")
+    assert _report(run_cli, demo, *args, out=tmp_path / "off.json") == first
+    monkeypatch.setenv("PINSHIFT_CACHE", "on")
+    planned.clear()
+    assert _report(run_cli, demo, *args, out=tmp_path / "warm.json") == first
+    assert planned == []
+
+
+def test_workers_read_and_look_up_files_themselves(run_cli, make_repo, memo_on, monkeypatch, tmp_path):
+    """500 files on disk (apply shares them out to forked workers): the workers key each file by its bytes;
+    the warm run plans none of them (process_file raises in the workers too: they are forked after the patch)."""
+    files = {f"pkgs/p{n:03d}.nix": f'{{ pkgs }}: pkgs.python3Packages.buildPythonPackage {{ pname = "p{n}"; }}\n'
+             for n in range(500)}
+    args = ("apply", "rename-attr", "--set", "from=python3Packages", "--set", "to=python313Packages",
+            "--dry-run", "--format", "json", "pkgs")
+    repo = make_repo(files)
+    monkeypatch.setenv("PINSHIFT_JOBS", "2")
+    cold = run_cli(*args, cwd=repo)
+    assert cold.exit_code == 0, cold
+    (repo / "pkgs" / "p007.nix").write_text('{ pkgs }: pkgs.python3Packages.torch\n')
+    planned_in_parent = _planning_forbidden(monkeypatch)
+    warm_refused = run_cli(*args, cwd=repo)
+    assert warm_refused.exit_code == 3 and "p007.nix was planned" in warm_refused.stderr  # the one changed file
+    (repo / "pkgs" / "p007.nix").write_text(files["pkgs/p007.nix"])
+    warm = run_cli(*args, cwd=repo)
+    assert warm.exit_code == 0, warm
+    assert planned_in_parent == [] and warm.stdout == cold.stdout
+    assert json.loads(warm.stdout)["steps"][0]["files_changed"][:2] == ["pkgs/p000.nix", "pkgs/p001.nix"]
