@@ -178,9 +178,10 @@ AST_GREP = ["run", "--lang", "nix", "-p", "nixpkgs_pinned.python3Packages.torch"
             "-r", "nixpkgs_pinned.python313Packages.torch", "-U", ".flox/pkgs"]
 
 
-def _pinshift_env(scratch: Path, cache: bool) -> dict[str, str]:
+def _pinshift_env(base: dict[str, str], scratch: Path, cache: bool) -> dict[str, str]:
     """pinshift's environment: its plan memo in the benchmark's own cache directory, or turned off."""
-    env = dict(USER_ENV, XDG_CACHE_HOME=str(scratch / "cache"))
+    env = dict(base, XDG_CACHE_HOME=str(scratch / "cache"))
+    env.pop("PINSHIFT_CACHE", None)
     if not cache:
         env["PINSHIFT_CACHE"] = "off"
     return env
@@ -204,7 +205,7 @@ def run(sizes: list[int], repeat: int, keep: Path | None) -> None:
         dry = [pinshift, "migrate", RECIPE, "--dry-run", "--format", "json", "--output", str(scratch / f"report-{size}.json")]
         for cache in (False, True):  # cold: the plan memo off; warm: what it remembers of the untimed first run
             label = "warm" if cache else "cold"
-            USER_ENV = _pinshift_env(scratch, cache)
+            USER_ENV = _pinshift_env(plain_env, scratch, cache)
             subprocess.run([pinshift, "migrate", RECIPE, "--dry-run"], cwd=repo, capture_output=True, env=USER_ENV)
             row[f"dry {label}"], row[f"dry MB {label}"] = measure(dry, repo, repeat)
             times, peak = [], 0.0

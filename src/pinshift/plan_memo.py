@@ -19,7 +19,7 @@ written down canonically, files that were skipped. The fingerprint covers the so
 every module of pinshift and its bundled step kinds and the versions of Python and
 tree-sitter, so a changed pinshift never reads an old entry.
 
-Where: `$XDG_CACHE_HOME/pinshift/plans/<code fingerprint>/<segment shape>.pickle`
+Where: `$XDG_CACHE_HOME/pinshift/plans/<code fingerprint>/<segment shape>.memo`
 (one file per segment shape: its kinds, globs and step numbers; at most MAX_FILES files and MAX_BYTES each; other code
 fingerprints' directories are removed when a run saves). `PINSHIFT_CACHE=off` turns it
 off. The runner only reads (`segment`, `lookup`) and records in memory; the command that
@@ -36,14 +36,16 @@ import hashlib
 import os
 import pickle
 import re
+import struct
 import sys
 import tempfile
 import time
+import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-FORMAT = b"pinshift-plan-memo/1"
+FORMAT = b"pinshift-plan-memo/2\n"
 MAX_BYTES = 96 * 1024 * 1024  # per segment file: beyond it, only this run's entries are kept
 MAX_FILES = 48  # segment files per code fingerprint, newest kept
 
@@ -170,26 +172,118 @@ def file_key(path: str, blob: str, steps: tuple, ops: tuple) -> bytes:
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).digest()[:20]
 
 
+
+
 # --- the memo ----------------------------------------------------------------------------------
 
 
-class Segment:
-    """The remembered files of one segment fingerprint: key -> pickled results."""
+def encode(results: Any) -> bytes:
+    """A file's results as the memo stores them: pickled, then compressed (a 40,000-file memo stays small)."""
+    return zlib.compress(pickle.dumps(results, pickle.HIGHEST_PROTOCOL), 1)
 
-    def __init__(self, entries: dict[bytes, bytes]):
-        self.entries = entries
+
+def decode(payload: bytes, steps: int) -> list | None:
+    """The results `encode` stored, or None when the payload is damaged or not a plan of `steps` steps."""
+    from pinshift.plan import FileChange
+
+    try:
+        results = pickle.loads(zlib.decompress(payload))
+    except Exception:
+        return None
+    if not isinstance(results, list) or len(results) != steps \
+            or not all(r is None or isinstance(r, FileChange) for r in results):
+        return None
+    return results
+
+
+_RECORD = struct.Struct(">20sI")  # key, payload length; then the payload
+
+
+class Segment:
+    """The remembered files of one segment shape: key -> payload (`encode`d results).
+
+    Stored as one append-only file: FORMAT, then records (20-byte key, 4-byte length, payload).
+    Loading reads the file once and indexes it; a run appends only what it planned. A record cut
+    short (a killed save) ends the index there, and the next save rewrites the file whole.
+    """
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.buffer = b""
+        self.index: dict[bytes, tuple[int, int]] = {}
+        self.intact = True  # the whole file was read as records (else a save rewrites it)
         self.used: set[bytes] = set()
         self.new: dict[bytes, bytes] = {}
+        self._load()
+
+    def _load(self) -> None:
+        try:
+            with open(self.path, "rb") as handle:
+                self.buffer = handle.read()
+        except OSError:  # absent or unreadable: start afresh
+            self.buffer, self.intact = b"", not self.path.exists()
+            return
+        if not self.buffer.startswith(FORMAT):
+            self.buffer, self.intact = b"", False
+            return
+        offset, size = len(FORMAT), len(self.buffer)
+        while offset + _RECORD.size <= size:
+            key, length = _RECORD.unpack_from(self.buffer, offset)
+            start = offset + _RECORD.size
+            if start + length > size:
+                break
+            self.index[key] = (start, length)
+            offset = start + length
+        self.intact = offset == size
 
     def lookup(self, key: bytes) -> bytes | None:
-        payload = self.new.get(key) or self.entries.get(key)
-        if payload is not None:
-            self.used.add(key)
+        payload = self.new.get(key)
+        if payload is None:
+            where = self.index.get(key)
+            if where is None:
+                return None
+            payload = self.buffer[where[0] : where[0] + where[1]]
+        self.used.add(key)
         return payload
 
     def record(self, key: bytes, payload: bytes) -> None:
         self.new[key] = payload
         self.used.add(key)
+
+    def forget(self, key: bytes) -> None:
+        """A payload that would not decode: never stored again, and replaced by the next plan of it."""
+        self.index.pop(key, None)
+        self.new.pop(key, None)
+        self.intact = False  # rewrite without it
+
+    def save(self) -> None:
+        """Append what this run planned; rewrite the file whole when it is damaged or above MAX_BYTES."""
+        if not self.new:
+            return
+        records = b"".join(_RECORD.pack(key, len(payload)) + payload for key, payload in self.new.items())
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if self.intact and len(self.buffer) + len(records) <= MAX_BYTES:
+            try:
+                with open(self.path, "xb") as out:
+                    out.write(FORMAT + records)
+                return
+            except FileExistsError:
+                pass
+            with open(self.path, "ab") as out:  # one write: a concurrent run's records never interleave with it
+                out.write(records)
+            return
+        kept = [(key, self.buffer[start : start + length]) for key, (start, length) in self.index.items()
+                if key in self.used and key not in self.new]
+        handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.stem}.", suffix=".tmp")
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(FORMAT)
+                out.write(b"".join(_RECORD.pack(key, len(payload)) + payload for key, payload in kept))
+                out.write(records)
+            os.replace(temporary, self.path)
+        except BaseException:  # also Ctrl-C: never leave a half-written file behind
+            Path(temporary).unlink(missing_ok=True)
+            raise
 
 
 class PlanMemo:
@@ -211,55 +305,28 @@ class PlanMemo:
         return (f"{self.hits:,} of {looked:,} file plans remembered from an earlier run "
                 "(PINSHIFT_CACHE=off plans every file afresh)")
 
-    def segment(self, fingerprint: str) -> Segment:
-        if fingerprint not in self.segments:
-            self.segments[fingerprint] = Segment(self._load(fingerprint))
-        return self.segments[fingerprint]
-
-    def _load(self, fingerprint: str) -> dict[bytes, bytes]:
-        try:
-            with open(self.root / f"{fingerprint}.pickle", "rb") as handle:
-                if handle.read(len(FORMAT)) != FORMAT:
-                    return {}
-                entries = pickle.load(handle)
-        except Exception:  # absent, unreadable, truncated or damaged: start afresh
-            return {}
-        if not isinstance(entries, dict):
-            return {}
-        return entries
+    def segment(self, shape: str) -> Segment:
+        if shape not in self.segments:
+            self.segments[shape] = Segment(self.root / f"{shape}.memo")
+        return self.segments[shape]
 
     def save(self) -> None:
-        """Write every segment that gained entries; never raises for an unwritable cache."""
-        for fingerprint, segment in self.segments.items():
+        """Store every segment's new plans; a cache that cannot be written only costs the next run its time."""
+        saved = False
+        for segment in self.segments.values():
             if segment.new:
                 try:
-                    self._save(fingerprint, segment)
+                    segment.save()
+                    saved = True
                 except OSError:
                     return
-        if any(s.new for s in self.segments.values()):
+        if saved:
             self._tidy()
-
-    def _save(self, fingerprint: str, segment: Segment) -> None:
-        entries = self._load(fingerprint)  # what is there now: another run (a fan-out's other base) may have added
-        entries.update(segment.entries)
-        entries.update(segment.new)
-        if sum(len(v) for v in entries.values()) > MAX_BYTES:
-            entries = {k: v for k, v in entries.items() if k in segment.used}
-        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
-        handle, temporary = tempfile.mkstemp(dir=self.root, prefix=f".{fingerprint}.", suffix=".tmp")
-        try:
-            with os.fdopen(handle, "wb") as out:
-                out.write(FORMAT)
-                pickle.dump(entries, out, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(temporary, self.root / f"{fingerprint}.pickle")
-        except BaseException:  # also Ctrl-C: never leave a half-written file behind
-            Path(temporary).unlink(missing_ok=True)
-            raise
 
     def _tidy(self) -> None:
         """Keep the newest MAX_FILES segment files; remove other code fingerprints' directories and old temp files."""
         try:
-            files = sorted(self.root.glob("*.pickle"), key=lambda p: p.stat().st_mtime, reverse=True)
+            files = sorted(self.root.glob("*.memo"), key=lambda p: p.stat().st_mtime, reverse=True)
             for old in files[MAX_FILES:]:
                 old.unlink(missing_ok=True)
             for temporary in self.root.glob(".*.tmp"):

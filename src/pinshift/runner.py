@@ -26,7 +26,7 @@ only paths taken away is a recipe error.
 
 from __future__ import annotations
 
-import pickle
+import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -468,12 +468,15 @@ def _skipped(path: str, reason: str, segment: Sequence[StepJob]) -> list[FileCha
 
 
 def _file_run(files: WorkingSet, segment: Sequence[StepJob], memo: "plan_memo.Segment | None" = None,
-              prints: "plan_memo.SegmentPrint | None" = None) -> pool.FileRun:
+              prints: "plan_memo.SegmentPrint | None" = None,
+              applies: Mapping[str, tuple[bool, ...]] | None = None) -> pool.FileRun:
     """What the pool runs on one path of a segment: read it (unless given), then `process_file`.
 
     With a memo, the result is a `_Memoized` (the pickled results, looked up by the bytes' blob
     id or planned and pickled here, in the worker); `_run_segment` unpickles and records it.
     """
+
+    parent = os.getpid()
 
     def run(path: str, data: bytes | None, reason: str):
         if reason:
@@ -485,11 +488,13 @@ def _file_run(files: WorkingSet, segment: Sequence[StepJob], memo: "plan_memo.Se
                 return _skipped(path, str(skipped), segment)
         if memo is None:
             return process_file(path, data, segment)
-        key = _memo_key(segment, prints, path, plan_memo.blob_id(data))
+        key = _memo_key(segment, prints, applies[path], path, plan_memo.blob_id(data))
         payload = memo.lookup(key)
         if payload is not None:
             return _Memoized(key, payload, False)
-        return _Memoized(key, pickle.dumps(process_file(path, data, segment), pickle.HIGHEST_PROTOCOL), True)
+        results = process_file(path, data, segment)
+        # in the parent (no pool), the results themselves go along: no need to decode what was just encoded
+        return _Memoized(key, plan_memo.encode(results), True, results if os.getpid() == parent else None)
 
     return run
 
@@ -497,14 +502,35 @@ def _file_run(files: WorkingSet, segment: Sequence[StepJob], memo: "plan_memo.Se
 @dataclass(frozen=True)
 class _Memoized:
     key: bytes
-    payload: bytes
-    fresh: bool
+    payload: bytes  # plan_memo.encode(results)
+    fresh: bool  # planned now (else looked up)
+    results: list | None = None  # the results themselves, when planned in this process
 
 
-def _memo_key(segment: Sequence[StepJob], prints: "plan_memo.SegmentPrint", path: str, blob: str) -> bytes:
+def _applicability(segment: Sequence[StepJob], paths: Sequence[str]) -> dict[str, tuple[bool, ...]]:
+    """For each path, whether each job of `segment` applies to it; jobs with the same globs match each path once."""
+    by_globs: dict[tuple[str, ...], dict[str, bool]] = {}
+    table = {}
+    for path in paths:
+        language = languages.language_for(path)
+        row = []
+        for job in segment:
+            if job.kind.plans_paths or language is None or language not in job.kind.languages:
+                row.append(job.applies_to(path, language))
+                continue
+            known = by_globs.setdefault(job.globs, {})
+            found = known.get(path)
+            if found is None:
+                found = known[path] = matches(path, job.globs)
+            row.append(found)
+        table[path] = tuple(row)
+    return table
+
+
+def _memo_key(segment: Sequence[StepJob], prints: "plan_memo.SegmentPrint", applies: tuple[bool, ...], path: str,
+              blob: str) -> bytes:
     """`path`'s memo key: its bytes, the steps that apply to it, and the file-level operations that made it."""
-    language = languages.language_for(path)
-    steps = tuple(step if job.applies_to(path, language) else None for job, step in zip(segment, prints.steps))
+    steps = tuple(step if applying else None for applying, step in zip(applies, prints.steps))
     ops = tuple((op.action, op.path) if (op := job.file_ops.get(path)) is not None else None
                 for job in segment if job.file_ops is not None)
     return plan_memo.file_key(path, blob, steps, ops)
@@ -512,35 +538,48 @@ def _memo_key(segment: Sequence[StepJob], prints: "plan_memo.SegmentPrint", path
 
 def _run_segment(files: WorkingSet, jobs: list[StepJob], positions: list[int], all_paths, options) -> list:
     segment = [jobs[p] for p in positions]
-    paths = _segment_paths(segment, all_paths)
+    applies = _applicability(segment, all_paths)
+    paths = [p for p in all_paths if any(applies[p])]
     prints = plan_memo.segment_fingerprint(segment) if options.memo is not None else None
     if prints is None:
         return list(pool.process_files(files, paths, _file_run(files, segment), options))
     memo = options.memo.segment(prints.shape)
-    known: dict[str, bytes] = {}  # path -> the payload found without reading the file
+    known: dict[str, list] = {}  # path -> its results, found without reading the file
     for path in paths:
         blob = files.memo_id(path)
-        if blob is not None:
-            payload = memo.lookup(_memo_key(segment, prints, path, blob))
-            if payload is not None:
-                known[path] = payload
+        if blob is None:
+            continue
+        key = _memo_key(segment, prints, applies[path], path, blob)
+        payload = memo.lookup(key)
+        if payload is not None:
+            found = plan_memo.decode(payload, len(segment))
+            if found is None:
+                memo.forget(key)  # damaged: planned below like any file the memo lacks
+            else:
+                known[path] = found
     todo = [p for p in paths if p not in known]
-    planned = pool.process_files(files, todo, _file_run(files, segment, memo, prints), options)
+    run = _file_run(files, segment, memo, prints, applies)
+    planned = pool.process_files(files, todo, run, options)
     results = []
     for path in paths:
         if path in known:
             options.memo.hits += 1
-            results.append((path, pickle.loads(known[path])))
+            results.append((path, known[path]))
             continue
         done, result = next(planned)
         if isinstance(result, _Memoized):
+            found = result.results if result.results is not None else plan_memo.decode(result.payload, len(segment))
             if result.fresh:
                 memo.record(result.key, result.payload)
+                options.memo.misses += 1
+            elif found is None:  # a damaged entry a worker found: plan the file here
+                memo.forget(result.key)
+                found = process_file(path, files.read(path), segment)
                 options.memo.misses += 1
             else:
                 memo.used.add(result.key)
                 options.memo.hits += 1
-            result = pickle.loads(result.payload)
+            result = found
         results.append((done, result))
     return results
 
