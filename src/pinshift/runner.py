@@ -434,6 +434,7 @@ def _can_speculate(job: StepJob) -> bool:
 def _guess(files: WorkingSet, job: StepJob, paths: Sequence[str]) -> Any:
     """`resolve` over the first few surveyable files, or None when that is not enough to guess."""
     sample = []
+    files.prefetch([p for p in paths[: SAMPLE_FILES * 4] if job.applies_to(p, languages.language_for(p))])
     for path in paths:
         if len(sample) >= SAMPLE_FILES:
             break
@@ -510,15 +511,15 @@ class _Memoized:
 def _applicability(segment: Sequence[StepJob], paths: Sequence[str]) -> dict[str, tuple[bool, ...]]:
     """For each path, whether each job of `segment` applies to it; jobs with the same globs match each path once."""
     by_globs: dict[tuple[str, ...], dict[str, bool]] = {}
+    kinds = [(job, job.kind.plans_paths, job.kind.languages, by_globs.setdefault(job.globs, {})) for job in segment]
     table = {}
     for path in paths:
         language = languages.language_for(path)
         row = []
-        for job in segment:
-            if job.kind.plans_paths or language is None or language not in job.kind.languages:
+        for job, plans_paths, kind_languages, known in kinds:
+            if plans_paths or language is None or language not in kind_languages:
                 row.append(job.applies_to(path, language))
                 continue
-            known = by_globs.setdefault(job.globs, {})
             found = known.get(path)
             if found is None:
                 found = known[path] = matches(path, job.globs)

@@ -46,9 +46,10 @@ def _outcome(change: FileChange) -> dict[str, str]:
 def _file_operations(step: StepPlan) -> dict[str, Any]:
     """`renamed`, `cloned`, `removed`: present only for a step that moves files (added within pinshift.report/1)."""
     found: dict[str, Any] = {}
-    renamed = [{"from": c.old_path, "to": c.path} for c in step.operations("renamed")]
-    cloned = [{"source": c.source, "path": c.path} for c in step.operations("cloned")]
-    removed = [c.path for c in step.operations("removed")]
+    moved = [c for c in step.changed if c.removed or c.old_path is not None or c.source is not None]
+    renamed = [{"from": c.old_path, "to": c.path} for c in moved if c.operation == "renamed"]
+    cloned = [{"source": c.source, "path": c.path} for c in moved if c.operation == "cloned"]
+    removed = [c.path for c in moved if c.operation == "removed"]
     for key, items in (("renamed", renamed), ("cloned", cloned), ("removed", removed)):
         if items:
             found[key] = items
