@@ -160,8 +160,9 @@ def test_a_damaged_memo_is_a_miss_and_is_rewritten(run_cli, demo, memo_on, monke
 
 
 def test_garbage_in_the_memo_is_a_miss(run_cli, demo, memo_on, monkeypatch, tmp_path):
-    """Another format's header; a record whose payload is not a pickle; one that decodes to something else than a plan."""
+    """Another format's header; a record whose payload is not zlib; one that decodes to something else than a plan."""
     import struct
+    import zlib
 
     cold = _report(run_cli, demo, RECIPE, out=tmp_path / "cold.json")
     [stored] = [p for p in memo_on.glob("*/*.memo") if p.stat().st_size > 10_000]
@@ -177,7 +178,7 @@ def test_garbage_in_the_memo_is_a_miss(run_cli, demo, memo_on, monkeypatch, tmp_
         records.append((key, data[offset + 24 : offset + 24 + length]))
         offset += 24 + length
     assert len(records) == 67
-    bad = {records[0][0]: b"not a pickle at all", records[1][0]: pickle.dumps(["not", "a", "plan"])}
+    bad = {records[0][0]: b"not compressed at all", records[1][0]: zlib.compress(pickle.dumps(["not", "a", "plan"]))}
     stored.write_bytes(plan_memo.FORMAT + b"".join(struct.pack(">20sI", k, len(bad.get(k, v))) + bad.get(k, v)
                                                    for k, v in records))
     planned.clear()
@@ -311,3 +312,34 @@ def test_workers_read_and_look_up_files_themselves(run_cli, make_repo, memo_on, 
     assert warm.exit_code == 0, warm
     assert planned_in_parent == [] and warm.stdout == cold.stdout
     assert json.loads(warm.stdout)["steps"][0]["files_changed"][:2] == ["pkgs/p000.nix", "pkgs/p001.nix"]
+
+
+def test_the_store_indexes_records_of_any_size_and_stops_at_a_cut(tmp_path):
+    """Records larger than the 1 MB blocks the index is read in, tiny ones, and a file cut mid-record."""
+    path = tmp_path / "s.memo"
+    sizes = [10, 700_000, 3_000_000, 1, 1_048_576, 5]
+    payloads = {bytes([n]) * 20: os.urandom(size) for n, size in enumerate(sizes)}
+    segment = plan_memo.Segment(path)
+    for key, payload in payloads.items():
+        segment.record(key, payload)
+    segment.save()
+    segment.close()
+    again = plan_memo.Segment(path)
+    assert again.intact and {k: again.lookup(k) for k in payloads} == payloads
+    more = {b"\xee" * 20: b"appended"}
+    again.new.update(more)
+    again.save()
+    again.close()
+    third = plan_memo.Segment(path)
+    assert {k: third.lookup(k) for k in {**payloads, **more}} == {**payloads, **more}
+    third.close()
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) - 4])  # the last record cut short
+    cut = plan_memo.Segment(path)
+    assert not cut.intact and cut.lookup(b"\xee" * 20) is None and cut.lookup(bytes([2]) * 20) == payloads[bytes([2]) * 20]
+    cut.record(b"\xdd" * 20, b"new")
+    cut.save()  # rewritten whole: what was used and what is new
+    cut.close()
+    rewritten = plan_memo.Segment(path)
+    assert rewritten.intact and set(rewritten.index) == {bytes([2]) * 20, b"\xdd" * 20}
+    rewritten.close()
