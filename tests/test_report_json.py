@@ -171,6 +171,7 @@ def test_the_fast_encoder_writes_exactly_what_json_dumps_writes(tmp_path):
          "t": True, "fl": False, "nan": float("nan"), "date": datetime.date(2026, 11, 23), 7: "int key",
          True: "bool key", None: "null key", 1.5: "float key"},
         [datetime.time(12, 30), ("tuple", 1)],
+        ["pkgs/a.nix", "caf\u00e9\u2028\x00\"", ""], {"files": ["x", "y"], "nested": [["p", "q"], []]},
     ]
     for value in values:
         assert dumps_indented(value) == json_module.dumps(value, indent=2, ensure_ascii=False, default=str)

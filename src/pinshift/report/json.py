@@ -214,7 +214,11 @@ def dumps_indented(value: Any, level: int = 0) -> str:
         if not items:
             return "[]"
         inner = "\n" + "  " * (level + 1)
-        return "[" + inner + ("," + inner).join(dumps_indented(v, level + 1) for v in items) + "\n" + "  " * level + "]"
+        if all(type(v) is str for v in items):  # a list of paths: 10,000s of them, one C call each
+            body = ("," + inner).join(map(_encode_string, items))
+        else:
+            body = ("," + inner).join(dumps_indented(v, level + 1) for v in items)
+        return "[" + inner + body + "\n" + "  " * level + "]"
     return _scalar(value)
 
 
