@@ -396,7 +396,8 @@ def write_changes(step, selected: SelectedFiles) -> None:
                    "list, a table or a quoted string, else as text; TABLE.KEY=VALUE sets one key of a table.")
 @click.option("--files", "globs", multiple=True, metavar="GLOB",
               help="Which files under each directory PATH (repeatable; default: **/*.nix).")
-@click.option("--dry-run", is_flag=True, help="Print the unified diff; write nothing.")
+@click.option("--dry-run", is_flag=True, help="Print the unified diff; write no file of yours "
+                                                    "(the plans are remembered in ~/.cache/pinshift; PINSHIFT_CACHE=off).")
 @click.option("--strict", is_flag=True, help="Fail (exit 1, write nothing) when the step raises any warning.")
 @click.option("--migrations", type=click.Path(path_type=Path), default=None,
               help="Load extra step kinds from the *.py files of DIR (naming DIR consents to running them).")

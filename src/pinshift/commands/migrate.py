@@ -219,7 +219,8 @@ def report_after_commits(done: str | None):
                    "('pytorch-2.9-*'), to migrate several branches in one run.")
 @click.option("--branch", metavar="NAME", help="Branch to create (default: the recipe's target); with several bases "
                                                "a template with {base} ('{base}-pin0182a36').")
-@click.option("--dry-run", is_flag=True, help="Plan and report; create no branch, commit or file.")
+@click.option("--dry-run", is_flag=True, help="Plan and report; create no branch or commit and write nothing in the repository "
+                                         "(the plans are remembered in ~/.cache/pinshift; PINSHIFT_CACHE=off).")
 @click.option("--resume", is_flag=True, help="Continue an existing branch after its last recorded step.")
 @click.option("--force", is_flag=True, help="Recreate an existing branch from the base.")
 @click.option("--keep-partial", is_flag=True, help="On failure, keep the branch at the last complete step.")
