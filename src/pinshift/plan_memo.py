@@ -19,10 +19,11 @@ written down canonically, files that were skipped. The fingerprint covers the so
 every module of pinshift and its bundled step kinds and the versions of Python and
 tree-sitter, so a changed pinshift never reads an old entry.
 
-Where: `$XDG_CACHE_HOME/pinshift/plans/<code fingerprint>/<segment shape>.memo`
-(one file per segment shape: its kinds, globs and step numbers; at most MAX_FILES files and MAX_BYTES each; other code
-fingerprints' directories are removed when a run saves). `PINSHIFT_CACHE=off` turns it
-off. The runner only reads (`segment`, `lookup`) and records in memory; the command that
+Where: `$XDG_CACHE_HOME/pinshift/plans/<code fingerprint>/<segment shape>.memo`, one
+append-only file per segment shape (its kinds, globs and step numbers; see `Segment`); at
+most MAX_FILES files, each rewritten with only the entries a run used once above MAX_BYTES;
+other code fingerprints' directories are removed when a run saves. `PINSHIFT_CACHE=off`
+turns it off. The runner only reads (`segment`, `lookup`) and records in memory; the command that
 ran it calls `save` when planning is over. A damaged or unreadable entry is a miss; a
 cache that cannot be written only costs the next run its time.
 """
@@ -47,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 FORMAT = b"pinshift-plan-memo/4\n"
-MAX_BYTES = 96 * 1024 * 1024  # per segment file: beyond it, only this run's entries are kept
+MAX_BYTES = 96 * 1024 * 1024  # per segment file: beyond it, it is rewritten with the entries this run used
 MAX_FILES = 48  # segment files per code fingerprint, newest kept
 
 

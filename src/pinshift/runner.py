@@ -537,15 +537,10 @@ def _memo_key(segment: Sequence[StepJob], prints: "plan_memo.SegmentPrint", appl
     return plan_memo.file_key(path, blob, steps, ops)
 
 
-def _run_segment(files: WorkingSet, jobs: list[StepJob], positions: list[int], all_paths, options) -> list:
-    segment = [jobs[p] for p in positions]
-    applies = _applicability(segment, all_paths)
-    paths = [p for p in all_paths if any(applies[p])]
-    prints = plan_memo.segment_fingerprint(segment) if options.memo is not None else None
-    if prints is None:
-        return list(pool.process_files(files, paths, _file_run(files, segment), options))
-    memo = options.memo.segment(prints.shape)
-    known: dict[str, list] = {}  # path -> its results, found without reading the file
+def _remembered(files: WorkingSet, segment: Sequence[StepJob], prints: "plan_memo.SegmentPrint",
+                applies: Mapping[str, tuple[bool, ...]], paths: Sequence[str], memo: "plan_memo.Segment") -> dict:
+    """path -> its remembered results, for the files whose blob id the tree knows without reading them."""
+    known: dict[str, list] = {}
     for path in paths:
         blob = files.memo_id(path)
         if blob is None:
@@ -555,9 +550,24 @@ def _run_segment(files: WorkingSet, jobs: list[StepJob], positions: list[int], a
         if payload is not None:
             found = plan_memo.decode(payload, len(segment))
             if found is None:
-                memo.forget(key)  # damaged: planned below like any file the memo lacks
+                memo.forget(key)  # damaged: planned like any file the memo lacks
             else:
                 known[path] = found
+    return known
+
+
+def _run_segment(files: WorkingSet, jobs: list[StepJob], positions: list[int], all_paths, options) -> list:
+    """(path, results) for every path a job of the segment applies to, in path order; with a memo, files it
+    holds are looked up (`_remembered`, or by the pool's workers from the bytes they read) and new plans
+    recorded in it."""
+    segment = [jobs[p] for p in positions]
+    applies = _applicability(segment, all_paths)
+    paths = [p for p in all_paths if any(applies[p])]
+    prints = plan_memo.segment_fingerprint(segment) if options.memo is not None else None
+    if prints is None:
+        return list(pool.process_files(files, paths, _file_run(files, segment), options))
+    memo = options.memo.segment(prints.shape)
+    known = _remembered(files, segment, prints, applies, paths, memo)
     todo = [p for p in paths if p not in known]
     run = _file_run(files, segment, memo, prints, applies)
     planned = pool.process_files(files, todo, run, options)
