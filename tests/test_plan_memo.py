@@ -343,3 +343,34 @@ def test_the_store_indexes_records_of_any_size_and_stops_at_a_cut(tmp_path):
     rewritten = plan_memo.Segment(path)
     assert rewritten.intact and set(rewritten.index) == {bytes([2]) * 20, b"\xdd" * 20}
     rewritten.close()
+
+
+def test_a_file_above_another_size_limit_is_skipped_not_looked_up(run_cli, demo, memo_on, monkeypatch):
+    """The memo's key holds the size limit: recipes remembered under the default --max-bytes are skipped under a
+    lower one, exactly as without the memo."""
+    args = ("apply", "metadata-rev", "--dry-run", "--format", "json", ".flox/pkgs")
+    assert run_cli(*args, cwd=demo).exit_code == 0
+    limited = run_cli(*args, "--max-bytes", "1000", cwd=demo)
+    monkeypatch.setenv("PINSHIFT_CACHE", "off")
+    assert limited.stdout == run_cli(*args, "--max-bytes", "1000", cwd=demo).stdout
+    skipped = json.loads(limited.stdout)["steps"][0]["skipped"]
+    assert len(skipped) >= 60 and "larger than 1000 bytes" in skipped[0]["reason"]
+
+
+def test_git_trees_learn_sizes_only_for_files_they_read(make_repo):
+    """CommitTree no longer asks git for every size up front; a read still skips a blob above the limit without
+    fetching it, and a prefetch leaves such a blob out."""
+    from pinshift.gitrepo import Repository
+
+    root = make_repo({"small.nix": "{ }\n", "big.nix": "{ x = \"" + "a" * 5000 + "\"; }\n"})
+    tree = Repository.open(root).tree("HEAD", 1000)
+    assert all(entry[1] is None for entry in tree._entries.values())
+    assert tree.memo_id("big.nix") is not None  # the memo key holds the limit instead
+    tree.prefetch(["small.nix", "big.nix"])
+    assert set(tree._blobs) == {"small.nix"} and tree._entries["big.nix"][1] > 1000
+    with pytest.raises(Exception, match="larger than 1000 bytes"):
+        tree.read("big.nix")
+    fresh = Repository.open(root).tree("HEAD", 1000)
+    with pytest.raises(Exception, match="larger than 1000 bytes"):
+        fresh.read("big.nix")  # not prefetched: every size learnt in one batch, then the limit applied
+    assert fresh.read("small.nix") == b"{ }\n" and "big.nix" not in fresh._blobs

@@ -91,14 +91,40 @@ class CommitTree:
         self._repo = repo
         self._pid = os.getpid()
         self._blobs: dict[str, bytes] = {}
-        self._entries: dict[str, tuple[str, int, str]] = {}  # path -> (mode, size, sha)
-        output = repo.git.ls_tree("-r", "-z", "--full-tree", "--long", commit)
+        # path -> (mode, size, sha); sizes are asked of git only when a file is read (`_sizes`): `ls-tree --long`
+        # makes git read every object's header, a quarter of a second at 10,000 files, for files that a run
+        # answered from its plan memo never reads
+        self._entries: dict[str, tuple[str, int | None, str]] = {}
+        output = repo.git.ls_tree("-r", "-z", "--full-tree", commit)
         for record in output.split("\0"):
             if not record:
                 continue
             meta, path = record.split("\t", 1)
-            mode, kind, sha, size = meta.split()
-            self._entries[path] = (mode, int(size) if size.isdigit() else 0, sha)
+            mode, kind, sha = meta.split()
+            self._entries[path] = (mode, None if kind == "blob" else 0, sha)
+
+    def _sizes(self, paths) -> None:
+        """Learn the sizes of `paths` (blobs whose size is not known yet) with one `git cat-file --batch-check`."""
+        unknown = [p for p in paths if p in self._entries and self._entries[p][1] is None]
+        if not unknown:
+            return
+        shas = b"".join(self._entries[p][2].encode() + b"\n" for p in unknown)
+        done = subprocess.run(["git", "--git-dir", self._repo.git_dir, "cat-file", "--batch-check"],
+                              input=shas, capture_output=True)
+        if done.returncode != 0:
+            raise GitError(f"git cat-file failed: {_first_line(done.stderr.decode(errors='replace'))}")
+        for path, line in zip(unknown, done.stdout.split(b"\n")):
+            fields = line.split()
+            if len(fields) != 3:
+                raise GitError(f"{path}: object {self._entries[path][2]} is missing from {self._repo.git_dir} "
+                               "(a partial or damaged clone)")
+            mode, _, sha = self._entries[path]
+            self._entries[path] = (mode, int(fields[2]), sha)
+
+    def _size(self, path: str) -> int:
+        if self._entries[path][1] is None:  # a read without a prefetch: learn every size at once, not one by one
+            self._sizes([p for p, entry in self._entries.items() if entry[1] is None])
+        return self._entries[path][1]
 
     def paths(self) -> list[str]:
         return sorted(self._entries)
@@ -109,16 +135,19 @@ class CommitTree:
         return entry[2] if entry else None
 
     def memo_id(self, path: str) -> str | None:
-        """The blob id of `path` when `read` would return its bytes (a regular file within the size limit), else None."""
+        """The blob id of a regular file, else None; its size is not asked (a plan memo's key holds `max_bytes`:
+        a blob it remembers was read within the same limit)."""
         entry = self._entries.get(path)
-        if entry is None or entry[0] not in ("100644", "100755") or entry[1] > self.max_bytes:
+        if entry is None or entry[0] not in ("100644", "100755"):
             return None
         return entry[2]
 
     def prefetch(self, paths) -> None:
         """Read the blobs of `paths` (regular files within the size limit) in one batch."""
-        wanted = [p for p in paths if p not in self._blobs and p in self._entries
-                  and self._entries[p][0] not in ("120000", "160000") and self._entries[p][1] <= self.max_bytes]
+        candidates = [p for p in paths if p not in self._blobs and p in self._entries
+                      and self._entries[p][0] not in ("120000", "160000")]
+        self._sizes(candidates)
+        wanted = [p for p in candidates if self._entries[p][1] <= self.max_bytes]
         if not wanted:
             return
         shas = b"".join(self._entries[p][2].encode() + b"\n" for p in wanted)
@@ -143,12 +172,12 @@ class CommitTree:
         return entry[0] if entry else None
 
     def read(self, path: str) -> bytes:
-        mode, size, sha = self._entries[path]
+        mode, _, sha = self._entries[path]
         if mode == "120000":
             raise SkippedFile(f"{path}: symlink; skipped")
         if mode == "160000":
             raise SkippedFile(f"{path}: submodule; skipped")
-        if size > self.max_bytes:
+        if path not in self._blobs and self._size(path) > self.max_bytes:
             raise SkippedFile(f"{path}: larger than {self.max_bytes} bytes; skipped (raise --max-bytes to include it)")
         data = self._blobs.get(path)
         if data is None and os.getpid() == self._pid:

@@ -138,8 +138,9 @@ def _version(distribution: str) -> str:
         return "?"
 
 
-def segment_fingerprint(jobs: Sequence[Any]) -> "SegmentPrint | None":
-    """The fingerprint of a segment of StepJobs, or None when one of them cannot be remembered."""
+def segment_fingerprint(jobs: Sequence[Any], max_bytes: int | None = None) -> "SegmentPrint | None":
+    """The fingerprint of a segment of StepJobs read with a size limit of `max_bytes`, or None when one of
+    them cannot be remembered."""
     shape, steps = [code_fingerprint()], []
     try:
         for job in jobs:
@@ -152,7 +153,7 @@ def segment_fingerprint(jobs: Sequence[Any]) -> "SegmentPrint | None":
             )).encode()).hexdigest()[:32])
     except Unfingerprintable:
         return None
-    return SegmentPrint(hashlib.sha256("\n".join(shape).encode()).hexdigest()[:32], tuple(steps))
+    return SegmentPrint(hashlib.sha256("\n".join(shape).encode()).hexdigest()[:32], tuple(steps), max_bytes)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -165,12 +166,13 @@ class SegmentPrint:
 
     shape: str
     steps: tuple[str, ...]
+    max_bytes: int | None = None  # the size limit files were read with: a blob above it is skipped, not planned
 
 
-def file_key(path: str, blob: str, steps: tuple, ops: tuple) -> bytes:
+def file_key(path: str, blob: str, steps: tuple, ops: tuple, max_bytes: int | None = None) -> bytes:
     """One file's key: its path, its bytes (as a blob id), the fingerprints of the steps that apply to it
-    (None for the others) and the file-level operations that made the path."""
-    text = f"{path}\0{blob}\0{steps!r}\0{ops!r}"
+    (None for the others), the file-level operations that made the path and the size limit it was read with."""
+    text = f"{path}\0{blob}\0{steps!r}\0{ops!r}\0{max_bytes!r}"
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).digest()[:20]
 
 

@@ -534,7 +534,7 @@ def _memo_key(segment: Sequence[StepJob], prints: "plan_memo.SegmentPrint", appl
     steps = tuple(step if applying else None for applying, step in zip(applies, prints.steps))
     ops = tuple((op.action, op.path) if (op := job.file_ops.get(path)) is not None else None
                 for job in segment if job.file_ops is not None)
-    return plan_memo.file_key(path, blob, steps, ops)
+    return plan_memo.file_key(path, blob, steps, ops, prints.max_bytes)
 
 
 def _remembered(files: WorkingSet, segment: Sequence[StepJob], prints: "plan_memo.SegmentPrint",
@@ -563,7 +563,8 @@ def _run_segment(files: WorkingSet, jobs: list[StepJob], positions: list[int], a
     segment = [jobs[p] for p in positions]
     applies = _applicability(segment, all_paths)
     paths = [p for p in all_paths if any(applies[p])]
-    prints = plan_memo.segment_fingerprint(segment) if options.memo is not None else None
+    limit = getattr(files.tree, "max_bytes", None)
+    prints = plan_memo.segment_fingerprint(segment, limit) if options.memo is not None else None
     if prints is None:
         return list(pool.process_files(files, paths, _file_run(files, segment), options))
     memo = options.memo.segment(prints.shape)
