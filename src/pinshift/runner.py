@@ -434,13 +434,15 @@ def _can_speculate(job: StepJob) -> bool:
 def _guess(files: WorkingSet, job: StepJob, paths: Sequence[str]) -> Any:
     """`resolve` over the first few surveyable files, or None when that is not enough to guess."""
     sample = []
-    files.prefetch([p for p in paths[: SAMPLE_FILES * 4] if job.applies_to(p, languages.language_for(p))])
-    for path in paths:
+    applying = [p for p in paths if job.applies_to(p, languages.language_for(p))]
+    ahead, batch = 0, SAMPLE_FILES * 4
+    for number, path in enumerate(applying):
         if len(sample) >= SAMPLE_FILES:
             break
+        if number == ahead:  # read ahead in doubling batches: files without the step's needles may come first
+            files.prefetch(applying[ahead : ahead + batch])
+            ahead, batch = ahead + batch, batch * 2
         language = languages.language_for(path)
-        if not job.applies_to(path, language):
-            continue
         try:
             data = files.read(path)
         except SkippedFile:
