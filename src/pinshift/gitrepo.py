@@ -12,7 +12,7 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -108,18 +108,25 @@ class CommitTree:
         unknown = [p for p in paths if p in self._entries and self._entries[p][1] is None]
         if not unknown:
             return
-        shas = b"".join(self._entries[p][2].encode() + b"\n" for p in unknown)
-        done = subprocess.run(["git", "--git-dir", self._repo.git_dir, "cat-file", "--batch-check"],
-                              input=shas, capture_output=True)
-        if done.returncode != 0:
-            raise GitError(f"git cat-file failed: {_first_line(done.stderr.decode(errors='replace'))}")
-        for path, line in zip(unknown, done.stdout.split(b"\n")):
+        for path, line in zip(unknown, self._cat_file("--batch-check", unknown).split(b"\n")):
             fields = line.split()
             if len(fields) != 3:
-                raise GitError(f"{path}: object {self._entries[path][2]} is missing from {self._repo.git_dir} "
-                               "(a partial or damaged clone)")
+                raise self._missing(path)
             mode, _, sha = self._entries[path]
             self._entries[path] = (mode, int(fields[2]), sha)
+
+    def _cat_file(self, option: str, paths: Sequence[str]) -> bytes:
+        """What `git cat-file OPTION` prints for the blobs of `paths`, asked in one process."""
+        shas = b"".join(self._entries[p][2].encode() + b"\n" for p in paths)
+        done = subprocess.run(["git", "--git-dir", self._repo.git_dir, "cat-file", option], input=shas,
+                              capture_output=True)
+        if done.returncode != 0:
+            raise GitError(f"git cat-file failed: {_first_line(done.stderr.decode(errors='replace'))}")
+        return done.stdout
+
+    def _missing(self, path: str) -> GitError:
+        return GitError(f"{path}: object {self._entries[path][2]} is missing from {self._repo.git_dir} "
+                        "(a partial or damaged clone)")
 
     def _size(self, path: str) -> int:
         if self._entries[path][1] is None:  # a read without a prefetch: learn every size at once, not one by one
@@ -150,18 +157,12 @@ class CommitTree:
         wanted = [p for p in candidates if self._entries[p][1] <= self.max_bytes]
         if not wanted:
             return
-        shas = b"".join(self._entries[p][2].encode() + b"\n" for p in wanted)
-        done = subprocess.run(["git", "--git-dir", self._repo.git_dir, "cat-file", "--batch"],
-                              input=shas, capture_output=True)
-        if done.returncode != 0:
-            raise GitError(f"git cat-file failed: {_first_line(done.stderr.decode(errors='replace'))}")
-        output, position = done.stdout, 0
+        output, position = self._cat_file("--batch", wanted), 0
         for path in wanted:
             header_end = output.index(b"\n", position)
             header = output[position:header_end].split()
             if len(header) != 3:
-                raise GitError(f"{path}: object {self._entries[path][2]} is missing from {self._repo.git_dir} "
-                               "(a partial or damaged clone)")
+                raise self._missing(path)
             size = int(header[2])
             self._blobs[path] = output[header_end + 1 : header_end + 1 + size]
             position = header_end + 1 + size + 1
