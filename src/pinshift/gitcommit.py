@@ -26,7 +26,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -49,7 +49,7 @@ class Change(Protocol):
 
 
 class Committer(Protocol):
-    def commit(self, changes: Sequence[Change], message: str) -> str: ...
+    def commit(self, changes: Iterable[Change], message: str) -> str: ...
 
     def close(self) -> None: ...
 
@@ -105,6 +105,75 @@ def blob_id(data: bytes) -> str:
     return digest.hexdigest()
 
 
+class BlobStream:
+    """New blobs written into the object store through one `git fast-import` (one new pack), as they come.
+
+    `add(data)` sends `data` unless this stream has sent the same blob already, and returns its id; leaving the
+    `with` block ends the stream and waits for git, raising GitError if it failed. On an exception (Ctrl-C
+    included) git is stopped and nothing is referenced from the unfinished pack.
+    """
+
+    def __init__(self, root: Path, env: dict[str, str]):
+        self._root, self._env = root, env
+        self._sent: set[str] = set()
+        self._process: subprocess.Popen | None = None
+        self._errors = None
+
+    def __enter__(self) -> "BlobStream":
+        return self
+
+    def _start(self) -> subprocess.Popen:
+        self._errors = tempfile.TemporaryFile()  # a file, not a pipe: git's messages can never block it
+        self._process = subprocess.Popen(
+            ["git", "-c", "pack.compression=1", "fast-import", "--quiet", "--done"], cwd=self._root, env=self._env,
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=self._errors)
+        return self._process
+
+    def add(self, data: bytes) -> str:
+        sha = blob_id(data)
+        if sha not in self._sent:
+            process = self._process or self._start()
+            try:
+                process.stdin.write(b"blob\ndata %d\n" % len(data))
+                process.stdin.write(data)
+                process.stdin.write(b"\n")
+            except BrokenPipeError:
+                self._finish(b"")
+            self._sent.add(sha)
+        return sha
+
+    def _finish(self, ending: bytes) -> None:
+        """End the stream with `ending` and wait for git; GitError unless it stored everything."""
+        process = self._process
+        try:
+            process.stdin.write(ending)
+            process.stdin.close()
+        except BrokenPipeError:
+            pass
+        code = process.wait()
+        self._errors.seek(0)
+        message = self._errors.read().decode("utf-8", "replace")
+        self._errors.close()
+        self._process = None
+        if code != 0 or not ending:
+            raise GitError(f"git fast-import failed: {_first_line(message) if message.strip() else f'exit {code}'}")
+
+    def __exit__(self, kind, error, trace) -> None:
+        if self._process is None:
+            return
+        if kind is None:
+            self._finish(b"done\n")
+            return
+        process, self._process = self._process, None
+        process.kill()  # an error or Ctrl-C while streaming: the blobs sent are not referenced
+        process.wait()
+        try:
+            process.stdin.close()
+        except OSError:  # what was still buffered cannot reach a stopped git
+            pass
+        self._errors.close()
+
+
 class PlumbingCommits:
     """Commits built from objects: blobs by `git fast-import`, trees from a private index, `git commit-tree`.
 
@@ -142,35 +211,24 @@ class PlumbingCommits:
                     self._modes[name.decode("utf-8", "surrogateescape")] = meta.split()[0].decode()
         return self._modes.get(path)
 
-    def write_blobs(self, blobs: dict[str, bytes]) -> None:
-        """Store `blobs` (id -> bytes) in the object store through one `git fast-import` (one new pack)."""
-        if not blobs:
-            return
-        stream = bytearray()
-        for data in blobs.values():
-            stream += b"blob\ndata %d\n" % len(data)
-            stream += data
-            stream += b"\n"
-        stream += b"done\n"
-        self._git("-c", "pack.compression=1", "fast-import", "--quiet", "--done", data=bytes(stream))
-
-    def commit(self, changes: Sequence[Change], message: str) -> str:
-        blobs: dict[str, bytes] = {}
+    def commit(self, changes: Iterable[Change], message: str) -> str:
+        """Commit `changes` on top of the last commit. They are read once, as they come: each new blob goes
+        straight into `git fast-import`, so a step of 40,000 distinct files never holds their bytes at once."""
         lines = bytearray()
-        for change in changes:
-            name = change.path.encode("utf-8", "surrogateescape")
-            if change.data is None:
-                lines += b"0 " + ZERO.encode() + b"\t" + name + b"\0"
+        with BlobStream(self.repository.root, self._env) as blobs:
+            for change in changes:
+                name = change.path.encode("utf-8", "surrogateescape")
+                data = change.data
+                if data is None:
+                    lines += b"0 " + ZERO.encode() + b"\t" + name + b"\0"
+                    if self._modes is not None:
+                        self._modes.pop(change.path, None)
+                    continue
+                sha = blobs.add(data)
+                mode = change.mode or self._mode(change.path) or "100644"
+                lines += mode.encode() + b" " + sha.encode() + b"\t" + name + b"\0"
                 if self._modes is not None:
-                    self._modes.pop(change.path, None)
-                continue
-            sha = blob_id(change.data)
-            blobs.setdefault(sha, change.data)
-            mode = change.mode or self._mode(change.path) or "100644"
-            lines += mode.encode() + b" " + sha.encode() + b"\t" + name + b"\0"
-            if self._modes is not None:
-                self._modes[change.path] = mode
-        self.write_blobs(blobs)
+                    self._modes[change.path] = mode
         self._git("update-index", "-z", "--index-info", data=bytes(lines))
         tree = self._git("write-tree").decode().strip()
         args = ["commit-tree", tree, "-p", self.head, "-F", "-"]
@@ -189,15 +247,18 @@ class WorktreeCommits:
     def __init__(self, worktree: Worktree, no_verify: bool):
         self.worktree, self.no_verify = worktree, no_verify
 
-    def commit(self, changes: Sequence[Change], message: str) -> str:
+    def commit(self, changes: Iterable[Change], message: str) -> str:
+        paths = []
         for change in changes:
-            if change.data is None:
+            data = change.data
+            if data is None:
                 self.worktree.delete(change.path)
             elif change.mode is not None:
-                self.worktree.create(change.path, change.data, change.mode)
+                self.worktree.create(change.path, data, change.mode)
             else:
-                self.worktree.write(change.path, change.data)
-        return self.worktree.commit([c.path for c in changes], message, self.no_verify)
+                self.worktree.write(change.path, data)
+            paths.append(change.path)
+        return self.worktree.commit(paths, message, self.no_verify)
 
     def close(self) -> None:
         self.worktree.remove()

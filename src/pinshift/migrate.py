@@ -22,7 +22,7 @@ from pinshift.gitcommit import open_committer, remove_stale_index_dirs, remove_s
 from pinshift.gitrepo import Repository, StepRecord
 from pinshift.interrupts import deferred
 from pinshift.placeholders import branch_name, migration_branches
-from pinshift.plan import Plan, StepPlan, tree_changes
+from pinshift.plan import Plan, StepPlan, iter_tree_changes
 from pinshift.recipes import Recipe, RecipeStep, find_recipe, validate_recipe
 from pinshift.runner import RunOptions, plan_recipe
 from pinshift.kinds import available_kinds
@@ -290,7 +290,7 @@ def run(migration: Migration, planned: Plan) -> Result:
                 continue
             try:
                 message = commit_message(step, migration.recipe.name, migration.provenance.get(step.index))
-                head = step.commit = committer.commit(tree_changes(step), message)
+                head = step.commit = committer.commit(iter_tree_changes(step), message)
             except GitError as error:
                 raise _step_failed(step, str(error), migration, head) from None
         if head == migration.start_commit and migration.first_step > 1:

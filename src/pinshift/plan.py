@@ -7,6 +7,7 @@ writes or runs git.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -246,11 +247,17 @@ class TreeChange:
 def tree_changes(step: StepPlan) -> list[TreeChange]:
     """What committing `step` does to the tree: writes first, then deletions (paths not also written).
 
-    The one place that turns a StepPlan into paths and bytes; `migrate` commits them and
-    `apply` writes them to disk.
+    The one place that turns a StepPlan into paths and bytes; `apply` writes them to disk
+    (it needs them all at once), `migrate` commits them one at a time (`iter_tree_changes`).
     """
-    writes: list[TreeChange] = []
+    return list(iter_tree_changes(step))
+
+
+def iter_tree_changes(step: StepPlan) -> Iterator[TreeChange]:
+    """`tree_changes(step)` one at a time: a file's new bytes are made only when its change is reached, so a
+    commit of 40,000 files never holds all of them (a derived `after` is spliced when read)."""
     deletions: list[str] = []
+    written: set[str] = set()
     for change in step.changed:
         if change.removed:
             deletions.append(change.path)
@@ -258,6 +265,8 @@ def tree_changes(step: StepPlan) -> list[TreeChange]:
         if change.old_path is not None:
             deletions.append(change.old_path)
         new = change.old_path is not None or change.source is not None
-        writes.append(TreeChange(change.path, change.after, change.mode if new else None))
-    written = {w.path for w in writes}
-    return writes + [TreeChange(path, None) for path in deletions if path not in written]
+        written.add(change.path)
+        yield TreeChange(change.path, change.after, change.mode if new else None)
+    for path in deletions:
+        if path not in written:
+            yield TreeChange(path, None)
