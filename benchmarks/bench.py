@@ -62,7 +62,7 @@ def git(cwd: Path, *args: str) -> None:
 
 
 def make_repository(root: Path, count: int) -> Path:
-    """A git repo whose `pytorch-2.9` branch holds `count` recipes under .flox/pkgs/."""
+    """A git repo whose `pytorch-2.9` branch holds `count` distinct recipes under .flox/pkgs/."""
     pkgs = root / ".flox" / "pkgs"
     pkgs.mkdir(parents=True)
     matrix = variants()
@@ -76,7 +76,8 @@ def make_repository(root: Path, count: int) -> Path:
             variant = Variant(base.gpu, base.isa, metadata_rev=1 + copy % 3)
             text = render_recipe(variant, OLD_REV)
             name = variant.filename if copy == 0 else variant.filename.replace(".nix", f"-{copy}.nix")
-        (pkgs / name).write_text(text)
+        # every file distinct, as real recipes are: no two share a blob (git would store and hash it once)
+        (pkgs / name).write_text(f"{text}# recipe {n + 1} of {count}\n")
     git(root, "init", "-q", "-b", "pytorch-2.9")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "recipes")
