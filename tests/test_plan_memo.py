@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import re
 from pathlib import Path
 
 import pytest
@@ -136,8 +137,10 @@ def test_apply_with_a_warm_memo_writes_the_same_files(run_cli, demo, memo_on, mo
         copies[name] = copy
     assert run_cli(*args, cwd=copies["cold"]).exit_code == 0
     tried = _planning_forbidden(monkeypatch)
-    assert run_cli(*args, cwd=copies["warm"]).exit_code == 0
+    warm = run_cli(*args, "--verbose", cwd=copies["warm"])
+    assert warm.exit_code == 0
     assert tried == []
+    assert re.search(r"^pinshift: (\d+) of \1 file plans remembered from an earlier run", warm.stderr, re.M)
     monkeypatch.undo()
     monkeypatch.setenv("PINSHIFT_CACHE", "off")
     assert run_cli(*args, cwd=copies["off"]).exit_code == 0

@@ -271,7 +271,7 @@ class ApplyOptions:
 
 
 def plan_apply(options: ApplyOptions):
-    """(Plan, SelectedFiles): the step planned in memory over the selected files; nothing written."""
+    """(Plan, SelectedFiles, PlanMemo or None): the step planned in memory over the selected files; nothing written."""
     from pinshift.commands.recipes import repository_root
     from pinshift.plan import Plan
     from pinshift.runner import RunOptions, WorkingSet, plan_step
@@ -295,15 +295,17 @@ def plan_apply(options: ApplyOptions):
         memo.save()
     step.notes[:0] = filled.notes
     check_new_paths(step, selected)
-    return Plan(recipe="", steps=[step], repository=os.getcwd(), dry_run=options.dry_run), selected
+    return Plan(recipe="", steps=[step], repository=os.getcwd(), dry_run=options.dry_run), selected, memo
 
 
 def run_apply(options: ApplyOptions, report) -> int:
     """Plan; report (--dry-run) or write every changed file; the exit code."""
     from pinshift.migrate import failure
 
-    plan, selected = plan_apply(options)
+    plan, selected, memo = plan_apply(options)
     step = plan.steps[0]
+    if report.verbose and memo is not None and memo.hits:
+        click.echo(f"pinshift: {memo.summary()}", err=True)
     problem = failure(step, options.strict)
     if options.dry_run:
         code = emit(plan, report)
