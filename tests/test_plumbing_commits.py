@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 
@@ -271,3 +272,55 @@ def test_git_failing_to_store_blobs_is_one_clear_error(make_repo):
         committer.close()
         objects.unlink()
         objects.mkdir()
+
+
+def _fast_import_in(root) -> bool:
+    """Whether a `git fast-import` is running in `root` (read from /proc)."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            command = open(f"/proc/{entry}/cmdline", "rb").read()
+            where = os.readlink(f"/proc/{entry}/cwd")
+        except OSError:
+            continue
+        if b"fast-import" in command and where == str(root):
+            return True
+    return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads /proc to see git fast-import running")
+def test_ctrl_c_while_blobs_stream_into_git_leaves_no_temporary_pack_and_no_crash_report(make_repo):
+    """A terminal's Ctrl-C (SIGINT to pinshift's process group) while git fast-import receives a step's blobs:
+    exit 130, no branch, and .git holds no `tmp_pack_*` and no `fast_import_crash_*` (git, in a group of its
+    own, is not killed mid-pack: pinshift ends the stream). Up to three attempts to land in the stream."""
+    padding = "# " + "distinct padding " * 120 + "\n"
+    files = {f"pkgs/p{n:04}.nix": f'{{ x = "alpha"; n = {n}; }}\n{padding}' for n in range(3000)}
+    repo = make_repo(files, branch="base")
+    caught = 0
+    for attempt in range(3):
+        process = subprocess.Popen([*PINSHIFT, *swaps_args(repo)], cwd=repo, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            while process.poll() is None and not _fast_import_in(repo):
+                pass
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGINT)
+            out, err = process.communicate(timeout=300)
+        finally:
+            if process.poll() is None:
+                process.kill()
+        if process.returncode == 0:  # the stream ended before the signal: try again
+            git(repo, "branch", "-D", "swapped")
+            continue
+        assert process.returncode == 130, err
+        assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("pinshift: interrupted"), err
+        caught += 1
+        break
+    assert caught, "no attempt was interrupted while blobs streamed"
+    assert "swapped" not in git(repo, "branch", "--list")
+    git_dir = repo / ".git"
+    assert not list((git_dir / "objects" / "pack").glob("tmp_*"))
+    assert not list(git_dir.glob("fast_import_crash_*"))
+    assert not _fast_import_in(repo)
+    assert git(repo, "fsck", "--no-dangling").strip() == ""

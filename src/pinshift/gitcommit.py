@@ -108,70 +108,86 @@ def blob_id(data: bytes) -> str:
 class BlobStream:
     """New blobs written into the object store through one `git fast-import` (one new pack), as they come.
 
-    `add(data)` sends `data` unless this stream has sent the same blob already, and returns its id; leaving the
-    `with` block ends the stream and waits for git, raising GitError if it failed. On an exception (Ctrl-C
-    included) git is stopped and nothing is referenced from the unfinished pack.
+    `add(data)` queues `data` unless this stream has queued the same blob already, and returns its id; about
+    64 KiB of whole records at a time go to git, each chunk with signals held (`deferred`), so the stream
+    always ends on a record's end. Leaving the `with` block ends the stream and waits for git, raising
+    GitError if it failed. On an exception (Ctrl-C included) the stream is ended all the same, so git closes
+    a valid pack and leaves no temporary file or crash report; nothing refers to its blobs (`git gc` prunes
+    them). git runs in a process group of its own: a terminal's Ctrl-C reaches pinshift alone, which ends
+    the stream.
     """
+
+    CHUNK = 1 << 16
 
     def __init__(self, root: Path, env: dict[str, str]):
         self._root, self._env = root, env
         self._sent: set[str] = set()
+        self._queued = bytearray()  # whole records not yet sent
         self._process: subprocess.Popen | None = None
         self._errors = None
 
     def __enter__(self) -> "BlobStream":
         return self
 
-    def _start(self) -> subprocess.Popen:
-        self._errors = tempfile.TemporaryFile()  # a file, not a pipe: git's messages can never block it
-        self._process = subprocess.Popen(
-            ["git", "-c", "pack.compression=1", "fast-import", "--quiet", "--done"], cwd=self._root, env=self._env,
-            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=self._errors)
-        return self._process
-
     def add(self, data: bytes) -> str:
         sha = blob_id(data)
         if sha not in self._sent:
-            process = self._process or self._start()
-            try:
-                process.stdin.write(b"blob\ndata %d\n" % len(data))
-                process.stdin.write(data)
-                process.stdin.write(b"\n")
-            except BrokenPipeError:
-                self._finish(b"")
+            self._queued += b"blob\ndata %d\n%b\n" % (len(data), data)  # one record, appended whole
             self._sent.add(sha)
+            if len(self._queued) >= self.CHUNK:
+                self._send()
         return sha
 
-    def _finish(self, ending: bytes) -> None:
-        """End the stream with `ending` and wait for git; GitError unless it stored everything."""
-        process = self._process
+    def _send(self) -> None:
+        """Send the queued records whole: a signal that arrives meanwhile is raised once they are sent."""
+        with deferred():
+            if self._process is None:
+                self._errors = tempfile.TemporaryFile()  # a file, not a pipe: git's messages can never block it
+                self._process = subprocess.Popen(
+                    ["git", "-c", "pack.compression=1", "fast-import", "--quiet", "--done"], cwd=self._root,
+                    env=self._env, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=self._errors,
+                    process_group=0)
+            chunk = memoryview(bytes(self._queued))
+            self._queued.clear()
+            try:
+                while chunk:
+                    chunk = chunk[os.write(self._process.stdin.fileno(), chunk):]
+            except BrokenPipeError:  # git stopped reading: it failed
+                self._end(ending=None)
+
+    def _end(self, ending: bytes | None) -> None:
+        """Write `ending`, close the stream and wait for git; GitError unless git stored everything."""
+        process, self._process = self._process, None
         try:
-            process.stdin.write(ending)
-            process.stdin.close()
+            if ending is not None:
+                os.write(process.stdin.fileno(), ending)
         except BrokenPipeError:
-            pass
-        code = process.wait()
-        self._errors.seek(0)
-        message = self._errors.read().decode("utf-8", "replace")
-        self._errors.close()
-        self._process = None
-        if code != 0 or not ending:
+            ending = None
+        finally:
+            process.stdin.close()
+            code = process.wait()
+            self._errors.seek(0)
+            message = self._errors.read().decode("utf-8", "replace")
+            self._errors.close()
+        if code != 0 or ending is None:
             raise GitError(f"git fast-import failed: {_first_line(message) if message.strip() else f'exit {code}'}")
 
     def __exit__(self, kind, error, trace) -> None:
+        if kind is None:
+            if self._queued:
+                self._send()
+            if self._process is not None:
+                with deferred():
+                    self._end(b"done\n")
+            return
         if self._process is None:
             return
-        if kind is None:
-            self._finish(b"done\n")
-            return
-        process, self._process = self._process, None
-        process.kill()  # an error or Ctrl-C while streaming: the blobs sent are not referenced
-        process.wait()
-        try:
-            process.stdin.close()
-        except OSError:  # what was still buffered cannot reach a stopped git
-            pass
-        self._errors.close()
+        with deferred() as late:  # an error or interrupt under way: end the stream cleanly, say nothing more
+            try:
+                self._end(b"done\n")
+            except GitError:
+                pass
+            late.take()
 
 
 class PlumbingCommits:

@@ -50,12 +50,12 @@ def _handled_by(handler):
         yield
         return
     previous = {}
-    for signum in SIGNALS:
-        try:
-            previous[signum] = signal.signal(signum, handler)
-        except (OSError, ValueError):
-            pass
-    try:
+    try:  # a signal taken while the handlers are being swapped still finds the old ones put back
+        for signum in SIGNALS:
+            try:
+                previous[signum] = signal.signal(signum, handler)
+            except (OSError, ValueError):
+                pass
         yield
     finally:
         for signum, old in previous.items():
