@@ -123,9 +123,7 @@ def bare_parse_seconds(files: list[Path]) -> float:
 
 def sed_seconds(repo: Path, scratch: Path) -> tuple[float, float]:
     """(`sed -i` doing the seed's two global replacements, `git add -A && git commit` of the result) in a copy."""
-    copy = scratch / "sed-copy"
-    shutil.rmtree(copy, ignore_errors=True)
-    subprocess.run(["git", "clone", "-q", "--shared", str(repo), str(copy)], check=True)
+    copy = checkout_copy(repo, scratch, "sed-copy")
     files = [str(p) for p in sorted((copy / ".flox" / "pkgs").glob("*.nix"))]
     start = time.perf_counter()
     for batch in range(0, len(files), 4000):  # as xargs would: one command line cannot hold 40,000 paths
@@ -158,10 +156,14 @@ def ast_grep(scratch: Path) -> str | None:
     return str(binary)
 
 
-def checkout_copy(repo: Path, scratch: Path) -> Path:
-    copy = scratch / "apply-copy"
+def checkout_copy(repo: Path, scratch: Path, name: str = "apply-copy") -> Path:
+    """A fresh clone of `repo` whose checkout is on disk before anything is timed in it: the kernel's
+    write-back of the files git just wrote would otherwise fall on whichever command runs next (pinshift
+    apply's own `sync` included), not on the clone."""
+    copy = scratch / name
     shutil.rmtree(copy, ignore_errors=True)
     subprocess.run(["git", "clone", "-q", "--shared", str(repo), str(copy)], check=True)
+    os.sync()
     return copy
 
 
