@@ -1,8 +1,9 @@
 """Benchmark pinshift against `sed`, ast-grep and a bare parse on synthetic recipe repositories (issue 15).
 
-Generates git repositories of 66, 1,000, 10,000 and 40,000 recipes shaped like the seed's
+Generates git repositories of 66, 1,000, 10,000 and 40,000 distinct recipes shaped like the seed's
 `pytorch-2.9` branch (every GPU x ISA variant, CPU-only, Darwin; about one file in ten in Flox
-function-argument style without a pin), and measures in the same run, per size:
+function-argument style without a pin), and measures in the same run, per size (sed, ast-grep and
+apply each in a fresh clone whose checkout is synced to disk before it is timed):
 
     dry-run   pinshift migrate pytorch-2.10-cuda12_9 --dry-run --format json --output FILE
     migrate   pinshift migrate pytorch-2.10-cuda12_9 (three commits on a new branch)
