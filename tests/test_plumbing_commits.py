@@ -176,16 +176,13 @@ def test_stripspace_is_gits(message, tmp_path):
 
 
 class _Written:
-    """A change whose bytes are made when read, as migrate's derived `after` is (counted, to prove laziness)."""
-
-    made = 0
+    """A change whose bytes are made when read, as migrate's derived `after` is."""
 
     def __init__(self, path: str, size: int):
         self.path, self.mode, self._size = path, None, size
 
     @property
     def data(self) -> bytes:
-        type(self).made += 1
         seed = self.path.encode()
         return (seed * (self._size // len(seed) + 1))[: self._size]  # distinct per path: no blob is shared
 
