@@ -200,3 +200,24 @@ def test_the_hunks_the_runner_records_equal_the_ones_the_report_would_compute(tm
                 seen += 1
                 assert change.hunks == changed_lines(dataclasses.replace(change, hunks=None)), change.path
     assert seen > 300
+
+
+def test_a_hunk_that_a_diff_could_slide_is_left_to_the_diff():
+    """An edit that empties a line next to a blank one: the diff may pair the new blank line with the old
+    one and put the hunk elsewhere; the hunks read off the edits must then defer to the diff (found by the
+    property test above, 1 run in several hundred)."""
+    from pinshift.plan import AppliedEdit, FileChange, Outcome
+    from pinshift.report.groups import _edited_lines
+
+    before = b"  x = 1;\n    '';\n\n    meta = 1;\n"
+    edits = [(9, 16, b""), (18, 22, b"   ")]
+    parts, cursor = [], 0
+    for start, end, replacement in edits:
+        parts += [before[cursor:start], replacement]
+        cursor = end
+    after = b"".join(parts + [before[cursor:]])
+    assert after == b"  x = 1;\n\n\n   meta = 1;\n"
+    applied = [AppliedEdit("r.nix", 1, 1, before[s:e], r, "t", s) for s, e, r in edits]
+    change = FileChange("r.nix", Outcome.CHANGED, before=before, after=after, edits=applied)
+    fast = _edited_lines(change, before, after)
+    assert fast is None or fast == _difflib_hunks(before, after)

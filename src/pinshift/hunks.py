@@ -93,4 +93,11 @@ def _edited_lines(change: FileChange, before: bytes, after: bytes) -> list[list[
             runs.append((before.count(b"\n", 0, start), [old], [new]))
     if not runs:
         return None
+    all_lines = before.split(b"\n")
+    for first, old, new in runs:
+        # a diff may match a changed line with an equal one beside it (or inside the run) and slide the
+        # hunk: where that is possible, let the real diff decide where the hunk lies
+        around = all_lines[max(first - 1, 0):first] + all_lines[first + len(old):first + len(old) + 1]
+        if set(old) & set(new) or (set(old) | set(new)) & set(around):
+            return None
     return [[b"-" + line for line in old] + [b"+" + line for line in new] for _, old, new in runs]
