@@ -16,8 +16,11 @@ compare whole reports with and without the memo.
 What is *not* remembered: segments with a step kind that is not bundled with pinshift
 (a repository's or `--migrations` code may read anything), parameters that cannot be
 written down canonically, files that were skipped. The fingerprint covers the source of
-every module of pinshift and its bundled step kinds and the versions of Python and
-tree-sitter, so a changed pinshift never reads an old entry.
+every module of pinshift and of its bundled step kinds (`pinshift.migrations`, found through
+pinshift's own package wherever it is installed: a wheel, or an editable install that maps it
+to the repository's `migrations/`; never a top-level `migrations` a working directory could
+shadow) and the versions of Python and tree-sitter, so a changed pinshift never reads an old
+entry.
 
 Where: `$XDG_CACHE_HOME/pinshift/plans/<code fingerprint>/<segment shape>.memo`, one
 append-only file per segment shape (its kinds, globs and step numbers; see `Segment`); at
@@ -103,17 +106,12 @@ def code_fingerprint() -> str:
     """A digest of pinshift's source (package and bundled step kinds) and the parser it runs on."""
     global _CODE
     if _CODE is None:
-        import pinshift
         import tree_sitter_nix
 
         digest = hashlib.sha256(FORMAT)
         digest.update(sys.version.encode())
-        for package in (pinshift, _migrations_package()):
-            if package is None:
-                continue
-            root = Path(package.__file__).parent
-            for path in sorted(root.rglob("*.py")):
-                digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+        for name, path in source_files():
+            digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
         for module in ("tree_sitter", "tree_sitter_nix"):
             digest.update(_version(module).encode() + b"\0")
         digest.update(Path(tree_sitter_nix.__file__).parent.name.encode())
@@ -121,12 +119,22 @@ def code_fingerprint() -> str:
     return _CODE
 
 
-def _migrations_package():
-    try:
-        import migrations
-    except ImportError:
-        return None
-    return migrations
+def source_files() -> list[tuple[str, Path]]:
+    """Every Python file a plan can depend on, as (name in its package, path): pinshift's package and its bundled
+    step kinds, found by their package paths (`pinshift`, `pinshift.migrations`) wherever they are installed.
+
+    In a wheel the step kinds are inside pinshift's directory; an editable install maps them to the repository's
+    `migrations/`: each file is listed once either way. Never a top-level `migrations`, which the current
+    directory (on sys.path for `python -c`, or through an empty PYTHONPATH entry) could provide."""
+    import pinshift
+    import pinshift.migrations
+
+    found: dict[Path, str] = {}
+    for package in (pinshift, pinshift.migrations):
+        for root in map(Path, package.__path__):
+            for path in sorted(root.rglob("*.py")):
+                found.setdefault(path.resolve(), f"{package.__name__}:{path.relative_to(root).as_posix()}")
+    return sorted(((name, path) for path, name in found.items()), key=lambda item: item[0])
 
 
 def _version(distribution: str) -> str:
