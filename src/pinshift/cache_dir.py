@@ -120,3 +120,11 @@ def open_regular(name: str, flags: int, directory: int | None) -> int | None:
         os.close(descriptor)
         return None
     return descriptor
+
+
+def regular_or_absent(name: str, directory: int | None) -> bool:
+    """Whether `name` (relative to `directory`) is a regular file or nothing: what may be replaced by a rename."""
+    try:
+        return stat.S_ISREG(os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode)
+    except FileNotFoundError:
+        return True

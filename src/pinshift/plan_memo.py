@@ -51,7 +51,6 @@ import os
 import pickle
 import re
 import secrets
-import stat
 import struct
 import sys
 import time
@@ -360,7 +359,7 @@ class Segment:
                 _write_records(handle, [FORMAT], itertools.chain(kept, self.new.items()))
             finally:
                 os.close(handle)
-            if _regular_or_absent(name, directory):
+            if cache_dir.regular_or_absent(name, directory):
                 os.replace(temporary, name, src_dir_fd=directory, dst_dir_fd=directory)
             else:
                 os.unlink(temporary, dir_fd=directory)  # something else took its place: left alone
@@ -370,13 +369,6 @@ class Segment:
             except FileNotFoundError:
                 pass
             raise
-
-
-def _regular_or_absent(name: str, directory: int | None) -> bool:
-    try:
-        return stat.S_ISREG(os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode)
-    except FileNotFoundError:
-        return True
 
 
 def _write_records(descriptor: int, chunk: list[bytes], records) -> None:
