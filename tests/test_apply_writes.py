@@ -289,3 +289,41 @@ def test_ctrl_c_during_the_renames_puts_every_replaced_file_back(tmp_path):
         rolled_back += 1
         break
     assert rolled_back, "no attempt was interrupted during its renames"
+
+
+def test_a_file_rewritten_in_place_while_pinshift_writes_is_never_overwritten(tmp_path):
+    """Issue 28 §3: another program rewrites the last file in place after pinshift checked it, keeping its size and
+    restoring its mtime (stat identity unchanged). The process is stopped at its first temporary file, the edit is
+    made, and it resumes: the bytes are compared right before each replacement, so every file is put back."""
+    names = [f"f{i:04}.nix" for i in range(600)]
+    root = make_tree(tmp_path / "w", names=names)
+    victim = root / names[-1]
+    theirs = RECIPE.replace(b"echo 4 >", b"echo 7 >")
+    assert len(theirs) == len(RECIPE) and theirs != RECIPE
+    process = subprocess.Popen([sys.executable, "-c", "from pinshift.cli import run; run()", "apply", "metadata-rev"],
+                               cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    try:
+        while not any(name.endswith((".pinshift-new", ".pinshift-orig")) for name in os.listdir(root)):
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"apply ended or stalled before writing: {process.communicate()}")
+        process.send_signal(signal.SIGSTOP)
+        before = victim.stat()
+        assert victim.read_bytes() == RECIPE, "the run replaced the last file before it could be stopped"
+        with open(victim, "r+b") as handle:  # in place: same inode, same size
+            handle.write(theirs)
+        os.utime(victim, ns=(before.st_atime_ns, before.st_mtime_ns))
+        after = victim.stat()
+        assert (after.st_ino, after.st_size, after.st_mtime_ns) == (before.st_ino, before.st_size, before.st_mtime_ns)
+        process.send_signal(signal.SIGCONT)
+        out, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 1, err
+    assert "Traceback" not in err and out == ""
+    assert err.splitlines() == [f"pinshift: error: {names[-1]}: changed while pinshift was writing; left alone; "
+                                f"put back the {len(names) - 1} files already replaced; no file was changed"]
+    assert victim.read_bytes() == theirs  # their edit survives
+    assert sorted(os.listdir(root)) == names  # no temporary file, no kept original
+    assert {(root / n).read_bytes() for n in names[:-1]} == {RECIPE}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import tempfile
 from pathlib import Path
@@ -226,3 +227,41 @@ def test_ctrl_c_while_hashing_leaves_no_scratch_directory_and_no_cache_entry(run
     assert (result.exit_code, result.stderr.strip()) == (130, "pinshift: interrupted")
     assert leftovers(tmp_path) == []
     assert not (Path(os.environ["XDG_CACHE_HOME"]) / "pinshift").exists()
+
+
+def test_a_cache_entry_that_is_a_fifo_or_a_link_never_blocks_and_is_left_alone(repo, tmp_path):
+    """hashes/<commit>.json a fifo (was: `pinshift hash` hung forever reading it) or a link to a file elsewhere
+    (was: read through, and replaced): the hash is computed, right, and the thing stays as it was. A real process
+    with a timeout, so a hang fails the test instead of the suite."""
+    import sys
+
+    commit = git(repo, "rev-parse", "HEAD").strip()
+    expected = oracle(repo, "HEAD", tmp_path)
+    entry_of(commit).parent.mkdir(parents=True)
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text(json.dumps({"format": "pinshift.archive-hash/1", "commit": commit, "sha256": "0" * 52}))
+    for make in (lambda path: os.mkfifo(path), lambda path: path.symlink_to(elsewhere)):
+        make(entry_of(commit))
+        for _ in range(2):
+            result = subprocess.run([sys.executable, "-c", "from pinshift.cli import run; run()", "hash", commit,
+                                     "--nixpkgs", str(repo)], capture_output=True, text=True, timeout=60)
+            assert (result.returncode, result.stdout.strip()) == (0, expected), result.stderr
+            assert "computed from" in result.stderr
+        assert entry_of(commit).is_symlink() or stat.S_ISFIFO(entry_of(commit).lstat().st_mode)
+        entry_of(commit).unlink()
+    assert json.loads(elsewhere.read_text())["sha256"] == "0" * 52
+
+
+def test_a_linked_cache_directory_is_not_written_through(run_cli, repo, tmp_path, monkeypatch):
+    """$XDG_CACHE_HOME/pinshift/hashes a link to a directory elsewhere: the hash is right, nothing is written there."""
+    commit = git(repo, "rev-parse", "HEAD").strip()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    entry_of(commit).parent.parent.mkdir(parents=True)
+    entry_of(commit).parent.symlink_to(elsewhere, target_is_directory=True)
+    expected = oracle(repo, "HEAD", tmp_path)
+    for _ in range(2):
+        result = run_cli("hash", "HEAD", "--nixpkgs", str(repo))
+        assert result.exit_code == 0 and result.stdout.strip() == expected
+        assert "computed from" in result.stderr
+    assert list(elsewhere.iterdir()) == []

@@ -365,3 +365,52 @@ def test_a_function_argument_renamed_everywhere_is_rename_attr_without_base(make
     assert result.exit_code == 0, result
     [step] = tomllib.loads(result.stdout)["steps"]
     assert (step["kind"], step["params"]) == ("rename-attr", {"from": "python3Packages", "to": "python313Packages"})
+
+
+# --- modes and names (issue 29 §8, §9) ---------------------------------------------------------------------
+
+
+def test_a_mode_change_in_target_is_residue_not_reproduced(repo, run_cli):
+    """TARGET swaps the pin in every recipe, also makes pkgs/c.nix executable, and makes tests/smoke.py executable
+    without changing its bytes. No step changes a mode: c.nix is partly reproduced (its bytes are), smoke.py not at
+    all (was: "4 of 4 changed files reproduced byte for byte", exit 0)."""
+    git(repo, "switch", "-q", "-c", "target", "base")
+    for name in ("a", "b", "c"):
+        (repo / f"pkgs/{name}.nix").write_text(by_hand(repo, name, comment=False))
+    for path in ("pkgs/c.nix", "tests/smoke.py"):
+        (repo / path).chmod(0o755)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "by hand: pin and two modes")
+    git(repo, "switch", "-q", "base")
+    assert git(repo, "diff", "--raw", "base", "target", "--", "tests/smoke.py").split()[:2] == [":100644", "100755"]
+
+    result = infer_ok(run_cli, repo)
+    assert result.exit_code == 1, result
+    assert [s["kind"] for s in tomllib.loads(result.stdout)["steps"]] == ["pin-swap"]
+    assert "proof: 2 of 4 changed files reproduced byte for byte, 1 partly, 1 not at all" in result.stderr
+    lines = result.stderr.splitlines()
+    assert "  partly reproduced: pkgs/c.nix" in lines and "  not reproduced: tests/smoke.py" in lines
+    assert ("  pkgs/c.nix: TARGET makes it executable (mode 100644 → 100755); no step changes a file's mode (and 1 "
+            "more file with the same difference)") in lines
+    verbose = infer_ok(run_cli, repo, "--verbose").stderr.splitlines()
+    assert "reproduced byte for byte: pkgs/a.nix, pkgs/b.nix" in verbose
+    assert verbose[verbose.index("    also at:") + 1] == "      tests/smoke.py"
+
+
+def test_a_file_name_with_control_characters_stays_on_its_line(repo, run_cli, tmp_path):
+    """TARGET adds a file whose name holds a newline, a carriage return and an escape: every line infer prints
+    about it shows them escaped (was: the newline split the `not reproduced:` line in two)."""
+    name = "docs/one\ntwo\rthree\x1b[2J.md"
+    changes = {f"pkgs/{n}.nix": by_hand(repo, n, comment=False) for n in ("a", "b", "c")}
+    changes[name] = "added by hand\n"
+    commit_on(repo, "target", changes)
+    shown = "docs/one\\ntwo\\rthree\\x1b[2J.md"
+    for args in ((), ("--verbose",), ("--output", str(tmp_path / "r.toml"))):
+        result = infer_ok(run_cli, repo, *args)
+        assert result.exit_code == 1, result
+        out = result.stderr if not args or args[0] == "--verbose" else result.stdout
+        assert not any(c in out for c in "\r\x1b") and "two" not in out.replace(shown, "")
+        assert f"not reproduced: {shown}" in out or f"    {shown}" in out  # --verbose lists it on its own line
+        assert f"  {shown}: TARGET adds this file; no step creates it" in out.splitlines()
+    recipe = (tmp_path / "r.toml").read_text()
+    assert "two" not in recipe.replace(shown, "") and tomllib.loads(recipe)["steps"][0]["kind"] == "pin-swap"

@@ -1,8 +1,10 @@
-"""The built wheel ships recipes/ and migrations/ and works from a fresh venv that has only the wheel.
+"""The built wheel ships every module of src/pinshift, recipes/ and migrations/, and every command works from a
+fresh venv that has only the wheel (what `pip install .`, README's first command, installs).
 
-Slow (a wheel build and a venv with the runtime dependencies from the package index),
-but it is the only test that catches packaging mistakes an editable install hides.
-The build runs on a copy of the sources so the shared checkout gets no build/ or egg-info.
+Slow (a wheel build and one venv with the runtime dependencies from the package index),
+but it is the only test that catches packaging mistakes an editable install hides (issue 28 §7:
+`pinshift.infer` was left out of a hand-written package list). The build runs on a copy of the
+sources so the shared checkout gets no build/ or egg-info.
 """
 
 from __future__ import annotations
@@ -38,13 +40,50 @@ def wheel(tmp_path_factory) -> Path:
     work = tmp_path_factory.mktemp("wheel")
     source = work / "source"
     source.mkdir()
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "setup.py", "README.md"):
         shutil.copy2(ROOT / name, source / name)
     for name in ("src", "recipes", "migrations"):
         shutil.copytree(ROOT / name, source / name, ignore=IGNORE)
     run(sys.executable, "-m", "build", "--wheel", "--outdir", work / "dist", source)
     (built,) = (work / "dist").glob("pinshift-*.whl")
     return built
+
+
+@pytest.fixture(scope="module")
+def venv(wheel, tmp_path_factory) -> Path:
+    """A fresh venv with the wheel installed (not -e), shared by the tests below, which only read it."""
+    venv = tmp_path_factory.mktemp("venv") / "venv"
+    run(sys.executable, "-m", "venv", venv)
+    run(venv / "bin" / "python", "-m", "pip", "install", "-q", wheel)
+    return venv
+
+
+def source_modules() -> dict[str, str]:
+    """Every file of the source tree the wheel must hold, by its name in the wheel."""
+    wanted = {}
+    for directory, package in (("src/pinshift", "pinshift"), ("migrations", "pinshift/migrations"),
+                               ("recipes", "pinshift/bundled_recipes")):
+        for path in (ROOT / directory).rglob("*.py"):
+            if "__pycache__" not in path.parts:
+                wanted[f"{package}/{path.relative_to(ROOT / directory).as_posix()}"] = str(path.relative_to(ROOT))
+    for path in (ROOT / "recipes").glob("*.toml"):
+        wanted[f"pinshift/bundled_recipes/{path.name}"] = str(path.relative_to(ROOT))
+    for path in (ROOT / "src" / "pinshift" / "demo").iterdir():
+        if path.suffix in (".toml", ".nix", ".md", ".txt"):
+            wanted[f"pinshift/demo/{path.name}"] = str(path.relative_to(ROOT))
+    return wanted
+
+
+def test_wheel_holds_every_module_of_the_source_tree(wheel):
+    """Every .py under src/pinshift and migrations/ (packages found, never listed by hand), the recipes and the
+    demo's data files; nothing else at the top level."""
+    names = set(zipfile.ZipFile(wheel).namelist())
+    wanted = source_modules()
+    assert len(wanted) > 120 and "pinshift/infer/engine.py" in wanted and "pinshift/migrations/pin_swap.py" in wanted
+    missing = sorted(source for name, source in wanted.items() if name not in names)
+    assert missing == [], f"not in the wheel: {missing}"
+    assert {name.split("/")[0] for name in names} == {"pinshift", next(n for n in names if ".dist-info/" in n)
+                                                      .split("/")[0]}
 
 
 def test_wheel_contains_bundled_recipes_and_migrations(wheel):
@@ -61,11 +100,8 @@ def test_wheel_contains_bundled_recipes_and_migrations(wheel):
     assert "pinshift = pinshift.cli:run" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
 
-def test_wheel_installs_in_a_fresh_venv_and_runs(wheel, tmp_path):
-    venv = tmp_path / "venv"
-    run(sys.executable, "-m", "venv", venv)
+def test_wheel_installs_in_a_fresh_venv_and_runs(venv, tmp_path):
     python, pinshift = venv / "bin" / "python", venv / "bin" / "pinshift"
-    run(python, "-m", "pip", "install", "-q", wheel)
 
     # The venv must use the wheel, not this checkout: run from a directory without sources.
     located = run(python, "-c", "import pinshift; print(pinshift.__file__)", cwd=tmp_path).stdout
@@ -92,12 +128,9 @@ def test_wheel_installs_in_a_fresh_venv_and_runs(wheel, tmp_path):
         assert repr(name) in migrations
 
 
-def test_demo_runs_the_bundled_recipe_from_the_wheel(wheel, tmp_path):
+def test_demo_runs_the_bundled_recipe_from_the_wheel(venv, tmp_path):
     """The README's first command, from a venv that has only the wheel: recipes, step kinds, git layer."""
-    venv = tmp_path / "venv"
-    run(sys.executable, "-m", "venv", venv)
     python = venv / "bin" / "python"
-    run(python, "-m", "pip", "install", "-q", wheel)
     found = run(
         python, "-c",
         "from pinshift.recipes import find_recipe\n"
@@ -110,3 +143,38 @@ def test_demo_runs_the_bundled_recipe_from_the_wheel(wheel, tmp_path):
     assert "4/4" in demo.stdout and "rename-attr" not in demo.stderr
     log = run("git", "-C", tmp_path / "demo", "log", "--format=%s", "pytorch-2.9..pytorch-2.10-cuda12_9").stdout
     assert len(log.splitlines()) == 4
+
+
+def test_every_command_runs_from_the_wheel(venv, tmp_path):
+    """`--help` of every command, then demo, infer on the demo's two branches, status and scan, from the venv
+    (was: `pinshift infer` an internal error, `ModuleNotFoundError: pinshift.infer`)."""
+    from pinshift.cli import COMMANDS
+
+    pinshift = venv / "bin" / "pinshift"
+    listed = run(pinshift, "--help", cwd=tmp_path).stdout
+    for command in COMMANDS:
+        assert f"  {command} " in listed, f"{command} is missing from pinshift --help"
+        shown = run(pinshift, command, "--help", cwd=tmp_path)
+        assert shown.stdout.startswith(f"Usage: pinshift {command} "), shown.stdout
+    demo = tmp_path / "demo"
+    run(pinshift, "demo", "--dir", demo, cwd=tmp_path)
+    inferred = run(pinshift, "infer", "pytorch-2.9", "pytorch-2.10-cuda12_9", cwd=demo)
+    assert "proof: 67 of 67 changed files reproduced byte for byte" in inferred.stderr
+    assert inferred.stdout.count("[[steps]]") == 4
+    status = run(pinshift, "status", cwd=demo)
+    assert "3 branches in 1 repository" in status.stdout and "pytorch-2.10-cuda12_9" in status.stdout
+    scanned = run(pinshift, "scan", cwd=demo)
+    assert "66 files scanned, 66 recipes" in scanned.stdout
+
+
+def test_the_plan_memo_fingerprints_every_shipped_module(venv, tmp_path):
+    """Installed from the wheel, the step kinds sit inside pinshift's directory: each is a source of the code
+    fingerprint once (issue 28 §5, whatever the install)."""
+    printed = run(venv / "bin" / "python", "-c",
+                  "from pinshift.plan_memo import source_files\n"
+                  "for name, path in source_files(): print(name, path)", cwd=tmp_path).stdout.splitlines()
+    names = [line.split(" ", 1)[0] for line in printed]
+    assert len(names) == len(set(names)) and all(str(venv) in line for line in printed)
+    for module in (ROOT / "migrations").glob("*.py"):
+        assert f"pinshift:migrations/{module.name}" in names
+    assert len(names) == sum(1 for name in source_modules() if name.endswith(".py"))

@@ -8,8 +8,9 @@ to the full commit id. `archive_hash(commit)` is the NAR sha256 that
 prints (see pinshift.archive), computed from the clone's objects and remembered per
 commit under the user's cache directory: `$XDG_CACHE_HOME/pinshift/hashes/<commit>.json`
 (default `~/.cache/pinshift/hashes/`). A cache entry that cannot be read or does not
-hold a valid hash for its commit is ignored and written again; a cache that cannot be
-written is skipped. An archive with `export-subst` files is not cached (its bytes
+hold a valid hash for its commit is ignored and written again, and so is anything there but a
+regular file (a fifo never blocks a run; a link is never followed); a cache that cannot be
+written, or a directory that `pinshift.cache_dir` refuses (a link, another user's), is skipped. An archive with `export-subst` files is not cached (its bytes
 depend on the clone: see pinshift.archive).
 
 Every failure is a one-line PinshiftError naming the clone and what to run.
@@ -19,11 +20,12 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import secrets
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from pinshift import cache_dir
 from pinshift.errors import GitError, UsageError
 from pinshift.nar import parse_sha256, render_sha256
 
@@ -61,36 +63,55 @@ class ArchiveDigest:
 
 
 def cache_directory() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "pinshift" / "hashes"
+    return cache_dir.cache_home() / "hashes"
 
 
 def _cached(commit: str) -> bytes | None:
     try:
-        entry = json.loads((cache_directory() / f"{commit}.json").read_text())
+        directory = cache_dir.open_directory("hashes", create=False)
+    except (OSError, cache_dir.CacheUnsafe):
+        return None
+    try:
+        descriptor = cache_dir.open_regular(f"{commit}.json", os.O_RDONLY, directory)
+        if descriptor is None:
+            return None
+        with os.fdopen(descriptor, "rb") as handle:
+            entry = json.loads(handle.read(1 << 16))
         if entry.get("format") == CACHE_FORMAT and entry.get("commit") == commit:
             return parse_sha256(entry.get("sha256", ""))
     except (OSError, ValueError, AttributeError, TypeError):
         pass
+    finally:
+        os.close(directory)
     return None
 
 
 def _remember(commit: str, digest: bytes, files: int) -> None:
-    directory = cache_directory()
     entry = {"format": CACHE_FORMAT, "commit": commit, "sha256": render_sha256(digest, "base32"), "files": files}
+    name, temporary = f"{commit}.json", f".{commit}.{secrets.token_hex(8)}.tmp"
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{commit}.", suffix=".tmp")
-    except OSError:
-        return  # an unwritable cache only costs the next run the time to compute again
+        directory = cache_dir.open_directory("hashes")
+    except (OSError, cache_dir.CacheUnsafe):
+        return  # an unwritable (or unsafe) cache only costs the next run the time to compute again
     try:
-        with os.fdopen(handle, "w") as out:
-            json.dump(entry, out)
-        os.replace(temporary, directory / f"{commit}.json")
-    except BaseException as error:  # also Ctrl-C: never leave a half-written entry behind
-        Path(temporary).unlink(missing_ok=True)
-        if not isinstance(error, OSError):
+        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600, dir_fd=directory)
+        try:
+            with os.fdopen(handle, "w") as out:
+                json.dump(entry, out)
+            if cache_dir.regular_or_absent(name, directory):
+                os.replace(temporary, name, src_dir_fd=directory, dst_dir_fd=directory)
+            else:
+                os.unlink(temporary, dir_fd=directory)  # a fifo or a link in its place: left alone
+        except BaseException:  # also Ctrl-C: never leave a half-written entry behind
+            try:
+                os.unlink(temporary, dir_fd=directory)
+            except FileNotFoundError:
+                pass
             raise
+    except OSError:
+        pass
+    finally:
+        os.close(directory)
 
 
 class NixpkgsClone:

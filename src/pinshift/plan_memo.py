@@ -16,16 +16,28 @@ compare whole reports with and without the memo.
 What is *not* remembered: segments with a step kind that is not bundled with pinshift
 (a repository's or `--migrations` code may read anything), parameters that cannot be
 written down canonically, files that were skipped. The fingerprint covers the source of
-every module of pinshift and its bundled step kinds and the versions of Python and
-tree-sitter, so a changed pinshift never reads an old entry.
+every module of pinshift and of its bundled step kinds (`pinshift.migrations`, found through
+pinshift's own package wherever it is installed: a wheel, or an editable install that maps it
+to the repository's `migrations/`; never a top-level `migrations` a working directory could
+shadow) and the versions of Python and tree-sitter, so a changed pinshift never reads an old
+entry.
 
 Where: `$XDG_CACHE_HOME/pinshift/plans/<code fingerprint>/<segment shape>.memo`, one
 append-only file per segment shape (its kinds, globs and step numbers; see `Segment`); at
 most MAX_FILES files, each rewritten with only the entries a run used once above MAX_BYTES;
-other code fingerprints' directories are removed when a run saves. `PINSHIFT_CACHE=off`
-turns it off. The runner only reads (`segment`, `lookup`) and records in memory; the command that
-ran it calls `save` when planning is over. A damaged or unreadable entry is a miss; a
-cache that cannot be written only costs the next run its time.
+the files pinshift wrote in other code fingerprints' directories are removed when a run saves.
+`PINSHIFT_CACHE=off` turns it off. The runner only reads (`segment`, `lookup`) and records in
+memory; the command that ran it calls `save` when planning is over. A damaged or unreadable
+entry is a miss, and so is anything but a regular file (a directory, a fifo, a link: opened
+without following or blocking, never written, never removed); a cache that cannot be written
+only costs the next run its time.
+
+Nothing outside `$XDG_CACHE_HOME/pinshift` is ever read, written or removed: the directories are
+opened as `pinshift.cache_dir` says (no link followed below `$XDG_CACHE_HOME`; a `pinshift`,
+`plans` or fingerprint directory that is a link, another user's, or writable by every user turns
+the memo off for the run, with a note), and the tidy-up removes only regular files with the names
+pinshift gives its own (`<32 hex>.memo`, `.<32 hex>.<random>.tmp`, and the first version's
+`<32 hex>.pickle`), each by name in a directory it opened without following a link.
 """
 
 from __future__ import annotations
@@ -38,18 +50,27 @@ import itertools
 import os
 import pickle
 import re
+import secrets
 import struct
 import sys
-import tempfile
 import time
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from pinshift import cache_dir
 
 FORMAT = b"pinshift-plan-memo/4\n"
 MAX_BYTES = 96 * 1024 * 1024  # per segment file: beyond it, it is rewritten with the entries this run used
 MAX_FILES = 48  # segment files per code fingerprint, newest kept
+
+# the names pinshift gives what it writes under plans/; nothing else there is ever removed
+FINGERPRINT_NAME = re.compile(r"[0-9a-f]{32}")
+MEMO_NAME = re.compile(r"[0-9a-f]{32}\.memo")
+TEMP_NAME = re.compile(r"\.[0-9a-f]{32}\.[a-z0-9_]{8,16}\.tmp")
+OLD_NAME = re.compile(r"[0-9a-f]{32}\.pickle")  # the memo's first format
 
 
 class Unfingerprintable(Exception):
@@ -61,8 +82,7 @@ def enabled() -> bool:
 
 
 def cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "pinshift" / "plans"
+    return cache_dir.cache_home() / "plans"
 
 
 def blob_id(data: bytes) -> str:
@@ -103,17 +123,12 @@ def code_fingerprint() -> str:
     """A digest of pinshift's source (package and bundled step kinds) and the parser it runs on."""
     global _CODE
     if _CODE is None:
-        import pinshift
         import tree_sitter_nix
 
         digest = hashlib.sha256(FORMAT)
         digest.update(sys.version.encode())
-        for package in (pinshift, _migrations_package()):
-            if package is None:
-                continue
-            root = Path(package.__file__).parent
-            for path in sorted(root.rglob("*.py")):
-                digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+        for name, path in source_files():
+            digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
         for module in ("tree_sitter", "tree_sitter_nix"):
             digest.update(_version(module).encode() + b"\0")
         digest.update(Path(tree_sitter_nix.__file__).parent.name.encode())
@@ -121,12 +136,22 @@ def code_fingerprint() -> str:
     return _CODE
 
 
-def _migrations_package():
-    try:
-        import migrations
-    except ImportError:
-        return None
-    return migrations
+def source_files() -> list[tuple[str, Path]]:
+    """Every Python file a plan can depend on, as (name in its package, path): pinshift's package and its bundled
+    step kinds, found by their package paths (`pinshift`, `pinshift.migrations`) wherever they are installed.
+
+    In a wheel the step kinds are inside pinshift's directory; an editable install maps them to the repository's
+    `migrations/`: each file is listed once either way. Never a top-level `migrations`, which the current
+    directory (on sys.path for `python -c`, or through an empty PYTHONPATH entry) could provide."""
+    import pinshift
+    import pinshift.migrations
+
+    found: dict[Path, str] = {}
+    for package in (pinshift, pinshift.migrations):
+        for root in map(Path, package.__path__):
+            for path in sorted(root.rglob("*.py")):
+                found.setdefault(path.resolve(), f"{package.__name__}:{path.relative_to(root).as_posix()}")
+    return sorted(((name, path) for path, name in found.items()), key=lambda item: item[0])
 
 
 def _version(distribution: str) -> str:
@@ -211,26 +236,44 @@ class Segment:
     Loading indexes the records; a payload is read (`pread`, also in forked workers) when it is looked
     up, so a 40,000-file memo is never held in memory whole; a run appends only what it planned. A record cut
     short (a killed save) ends the index there, and the next save rewrites the file whole.
+
+    `directory`: the descriptor of the directory holding it (PlanMemo's, opened without following a link),
+    `path`'s name is then opened relative to it; None: `path` itself. Anything at `path` but a regular file (a
+    directory, a fifo, a link) is a miss for every key and is never written over (`foreign`).
     """
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, directory: int | None = None, stored: bool = True):
         self.path = path
         self.descriptor: int | None = None  # the file as it was read; payloads are read from it when looked up
         self.size = 0
         self.index: dict[bytes, tuple[int, int]] = {}
         self.intact = True  # the whole file was read as records (else a save rewrites it)
+        self.foreign = False  # something that is not a regular file is in its place: never read or written
+        self.stored = stored  # False: no cache directory to use (every key a miss, nothing saved)
         self.used: set[bytes] = set()
         self.new: dict[bytes, bytes] = {}
-        self._load()
+        if stored:
+            self._load(directory)
 
-    def _load(self) -> None:
+    def _name(self, directory: int | None, name: str | None = None) -> str:
+        """`name` (default: the file's own) as open() takes it: relative to `directory`, else beside `path`."""
+        name = name or self.path.name
+        return name if directory is not None else os.fspath(self.path.with_name(name))
+
+    def _load(self, directory: int | None) -> None:
         """Index the file's records (key -> offset, length) without holding their payloads in memory."""
         try:
-            self.descriptor = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-            self.size = os.fstat(self.descriptor).st_size
-        except OSError:  # absent or unreadable: start afresh
-            self.intact = not self.path.exists()
+            descriptor = cache_dir.open_regular(self._name(directory), os.O_RDONLY, directory)
+        except FileNotFoundError:  # absent: start afresh
             return
+        except OSError:  # unreadable: rewritten whole by the next save
+            self.intact = False
+            return
+        if descriptor is None:
+            self.foreign = True
+            return
+        self.descriptor = descriptor
+        self.size = os.fstat(descriptor).st_size
         if os.pread(self.descriptor, len(FORMAT), 0) != FORMAT:
             self.intact = False
             return
@@ -283,20 +326,24 @@ class Segment:
         self.new.pop(key, None)
         self.intact = False  # rewrite without it
 
-    def save(self) -> None:
+    def save(self, directory: int | None = None) -> None:
         """Append what this run planned; rewrite the file whole when it is damaged or above MAX_BYTES.
 
         Records are written in chunks of whole records, each with one `write`: appends of two runs at
-        once interleave only between records, and no copy of all the records is ever made."""
-        if not self.new:
+        once interleave only between records, and no copy of all the records is ever made. `directory`: as
+        in the constructor."""
+        if not self.new or not self.stored or self.foreign:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        name = self._name(directory)
         if self.intact and self.size + sum(len(p) + _RECORD.size for p in self.new.values()) <= MAX_BYTES:
             try:
-                descriptor = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                descriptor = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600,
+                                     dir_fd=directory)  # O_EXCL: a link in its place is not followed
                 chunks = [FORMAT]
             except FileExistsError:
-                descriptor = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+                descriptor = cache_dir.open_regular(name, os.O_WRONLY | os.O_APPEND, directory)
+                if descriptor is None:
+                    return  # no longer a regular file: not pinshift's to write
                 chunks = []
             try:
                 _write_records(descriptor, chunks, self.new.items())
@@ -305,15 +352,22 @@ class Segment:
             return
         kept = ((key, self._payload(start, length)) for key, (start, length) in self.index.items()
                 if key in self.used and key not in self.new)
-        handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.stem}.", suffix=".tmp")
+        temporary = self._name(directory, f".{self.path.stem}.{secrets.token_hex(8)}.tmp")
+        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600, dir_fd=directory)
         try:
             try:
                 _write_records(handle, [FORMAT], itertools.chain(kept, self.new.items()))
             finally:
                 os.close(handle)
-            os.replace(temporary, self.path)
+            if cache_dir.regular_or_absent(name, directory):
+                os.replace(temporary, name, src_dir_fd=directory, dst_dir_fd=directory)
+            else:
+                os.unlink(temporary, dir_fd=directory)  # something else took its place: left alone
         except BaseException:  # also Ctrl-C: never leave a half-written file behind
-            Path(temporary).unlink(missing_ok=True)
+            try:
+                os.unlink(temporary, dir_fd=directory)
+            except FileNotFoundError:
+                pass
             raise
 
 
@@ -337,17 +391,52 @@ def _write_all(descriptor: int, data: bytes) -> None:
 
 
 class PlanMemo:
-    """The memo of one run: segments loaded from the cache directory on first use, saved by `save`."""
+    """The memo of one run: segments loaded from the cache directory on first use, saved by `save`.
 
-    def __init__(self, root: Path | None = None):
-        self.root = (root or cache_root()) / code_fingerprint()
+    The directories are checked when the memo is made (`cache_dir.CacheUnsafe`: a link, another user's, writable
+    by everyone) and opened again, without following a link, each time segments are loaded or saved."""
+
+    def __init__(self):
+        self.fingerprint = code_fingerprint()
+        self.root = cache_root() / self.fingerprint
         self.segments: dict[str, Segment] = {}
         self.hits = 0
         self.misses = 0
+        with self._directories():  # CacheUnsafe now, before any run: the command says why the memo is off
+            pass
 
     @classmethod
-    def open(cls) -> "PlanMemo | None":
-        return cls() if enabled() else None
+    def open(cls, note: Callable[[str], None] | None = None) -> "PlanMemo | None":
+        """The memo, or None when PINSHIFT_CACHE is off or the cache must not be used (`note` receives why)."""
+        if not enabled():
+            return None
+        try:
+            return cls()
+        except cache_dir.CacheUnsafe as unsafe:
+            if note is not None:
+                note(f"pinshift: note: the plan cache is not used: {unsafe}, and pinshift follows no link and uses "
+                     "no shared directory in its cache (fix it, or set PINSHIFT_CACHE=off)")
+            return None
+
+    @contextmanager
+    def _directories(self) -> Iterator[tuple[int, int] | None]:
+        """Descriptors of plans/ and plans/<fingerprint>/ (made if missing), or None when they cannot be opened or
+        made (the memo then only costs time); CacheUnsafe as `cache_dir.open_child` raises it."""
+        opened: list[int] = []
+        try:
+            opened.append(cache_dir.open_directory("plans"))
+            opened.append(cache_dir.open_child(opened[0], self.fingerprint, self.root))
+        except OSError:
+            pass
+        except BaseException:
+            for descriptor in opened:
+                os.close(descriptor)
+            raise
+        try:
+            yield (opened[0], opened[1]) if len(opened) == 2 else None
+        finally:
+            for descriptor in opened:
+                os.close(descriptor)
 
     def summary(self) -> str:
         """One line for `--verbose`: how many files were looked up rather than planned."""
@@ -357,38 +446,83 @@ class PlanMemo:
 
     def segment(self, shape: str) -> Segment:
         if shape not in self.segments:
-            self.segments[shape] = Segment(self.root / f"{shape}.memo")
+            path = self.root / f"{shape}.memo"
+            try:
+                with self._directories() as opened:
+                    segment = Segment(path, opened[1]) if opened else Segment(path, stored=False)
+            except cache_dir.CacheUnsafe:  # made unsafe since the memo was opened: not used
+                segment = Segment(path, stored=False)
+            self.segments[shape] = segment
         return self.segments[shape]
 
     def save(self) -> None:
         """Store every segment's new plans; a cache that cannot be written only costs the next run its time."""
+        try:
+            if any(segment.new for segment in self.segments.values()):
+                with self._directories() as opened:
+                    if opened is not None:
+                        self._save(*opened)
+        except (OSError, cache_dir.CacheUnsafe):
+            pass
+        finally:
+            for segment in self.segments.values():
+                segment.close()
+            self.segments.clear()  # a later run in this process (a fan-out's next base) reads them again, with these
+
+    def _save(self, plans: int, directory: int) -> None:
         saved = False
         for segment in self.segments.values():
             try:
-                if segment.new:
-                    segment.save()
+                if segment.new and segment.stored and not segment.foreign:
+                    segment.save(directory)
                     saved = True
             except OSError:
                 pass
-            finally:
-                segment.close()
-        self.segments.clear()  # a later run in this process (a fan-out's next base) reads them again, with these
         if saved:
-            self._tidy()
+            self._tidy(plans, directory)
 
-    def _tidy(self) -> None:
-        """Keep the newest MAX_FILES segment files; remove other code fingerprints' directories and old temp files."""
+    def _tidy(self, plans: int, directory: int) -> None:
+        """Keep the newest MAX_FILES segment files; remove old temporary files, and the files pinshift wrote in
+        other code fingerprints' directories (then those directories, when nothing else is in them).
+
+        Only regular files with pinshift's own names are removed, each by name in a directory opened without
+        following a link: a link (to a file or a directory elsewhere) is left as it is, and so is its target."""
         try:
-            files = sorted(self.root.glob("*.memo"), key=lambda p: p.stat().st_mtime, reverse=True)
-            for old in files[MAX_FILES:]:
-                old.unlink(missing_ok=True)
-            for temporary in self.root.glob(".*.tmp"):
-                if time.time() - temporary.stat().st_mtime > 3600:
-                    temporary.unlink(missing_ok=True)
-            for other in self.root.parent.iterdir():
-                if other != self.root and other.is_dir() and len(other.name) == 32:
-                    for path in other.iterdir():
-                        path.unlink(missing_ok=True)
-                    other.rmdir()
+            files = cache_dir.regular_files(directory)
+            memos = sorted((name for name in files if MEMO_NAME.fullmatch(name)),
+                           key=lambda name: files[name].st_mtime, reverse=True)
+            for name in memos[MAX_FILES:]:
+                _remove(name, directory)
+            for name, info in files.items():
+                if TEMP_NAME.fullmatch(name) and time.time() - info.st_mtime > 3600:
+                    _remove(name, directory)
+            for name in os.listdir(plans):
+                if name != self.fingerprint and FINGERPRINT_NAME.fullmatch(name):
+                    _remove_fingerprint(name, plans)
         except OSError:
             pass
+
+
+def _remove(name: str, directory: int) -> None:
+    try:
+        os.unlink(name, dir_fd=directory)
+    except FileNotFoundError:
+        pass
+
+
+def _remove_fingerprint(name: str, plans: int) -> None:
+    """Another code fingerprint's directory: the files pinshift wrote in it, then the directory if it is empty."""
+    try:
+        other = cache_dir.open_child(plans, name, Path(name), create=False)
+    except (OSError, cache_dir.CacheUnsafe):
+        return  # a link, a file, another user's: not a directory pinshift made
+    try:
+        for entry in cache_dir.regular_files(other):
+            if MEMO_NAME.fullmatch(entry) or TEMP_NAME.fullmatch(entry) or OLD_NAME.fullmatch(entry):
+                _remove(entry, other)
+    finally:
+        os.close(other)
+    try:
+        os.rmdir(name, dir_fd=plans)  # never a link (ENOTDIR), never a directory with anything else in it
+    except OSError:
+        pass

@@ -11,8 +11,10 @@ Three phases, so that a failure anywhere leaves every file as it was:
    second name (a hard link, or a copy where the file system has none); then one
    `os.sync()` puts every new text on disk before any rename (not an fsync per file). A failure (disk full, read-only mount) removes what was made.
 3. **replace**: each temporary file is renamed over its target (atomic per file),
-   after checking that the target is still the file checked in phase 1. A failure
-   renames the originals back over the files already replaced.
+   after checking that the target is still the file checked in phase 1 and still holds
+   the bytes pinshift planned from (read again and compared: a file rewritten in place
+   with its size and mtime put back has the same stat). A failure renames the
+   originals back over the files already replaced.
 
 Then the kept originals are removed. Ctrl-C, SIGTERM and SIGHUP are held while this
 runs (pinshift.interrupts.deferred) and take effect at the next file: whatever was
@@ -246,12 +248,7 @@ def _replace(staged: list[_Staged], caught: list[int]) -> None:
     for entry in staged:
         if caught:
             raise _Stopped("", signum=caught[0])
-        try:
-            info = os.lstat(entry.item.target)
-        except OSError:
-            info = None
-        now = _identity(info) if info is not None else None
-        if now != entry.identity:
+        if not _unchanged(entry):
             raise _Stopped(f"{entry.item.shown}: changed while pinshift was writing; left alone", refused=True)
         try:
             if entry.item.creates:
@@ -265,6 +262,27 @@ def _replace(staged: list[_Staged], caught: list[int]) -> None:
             verb = "create" if entry.item.creates else "remove" if entry.item.removes else "replace"
             raise _Stopped(f"{entry.item.shown}: cannot {verb} it ({error.strerror or error})") from None
         entry.replaced, entry.temp = True, None
+
+
+def _unchanged(entry: _Staged) -> bool:
+    """The target is still what phase 1 checked: no file for a new one; else the same file with the same bytes.
+
+    Stat identity alone misses a file rewritten in place with its size and mtime put back (issue 28 §3): the
+    bytes are read and compared right before the rename, as black does before it writes."""
+    target = entry.item.target
+    if entry.identity is None:
+        return not os.path.lexists(target)
+    try:
+        fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as handle:
+        if _identity(os.fstat(fd)) != entry.identity:
+            return False
+        try:
+            return handle.read() == entry.item.before
+        except OSError:
+            return False
 
 
 def _restore(staged: list[_Staged]) -> list[tuple[_Staged, OSError]]:

@@ -287,7 +287,7 @@ def plan_apply(options: ApplyOptions):
     params, values = step_params(kind, options.settings)
     selected = select_files(options.paths, options.globs, options.max_bytes)
     [filled] = fill([(kind.name, kind, params)], options.nixpkgs, root)
-    memo = PlanMemo.open()
+    memo = PlanMemo.open(note=lambda line: click.echo(printable(line), err=True))
     step = plan_step(WorkingSet(selected), kind, filled.params, step_globs(options.paths, options.globs),
                      title=f"{kind.name} (pinshift apply)",
                      raw_params=values, options=RunOptions(strict=options.strict, memo=memo))

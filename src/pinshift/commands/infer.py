@@ -46,7 +46,7 @@ def infer(base: str, target: str, files: tuple[str, ...], output: str | None, re
         click.echo(text, nl=False)
     else:
         lines.append("no step could be inferred: no recipe written")
-    click.echo(printable("\n".join(lines), keep_newlines=True), err=not output)
+    click.echo("\n".join(printable(line) for line in lines), err=not output)  # a newline in a name stays escaped
     if not inference.complete:
         raise click.exceptions.Exit(1)
 

@@ -156,7 +156,8 @@ def run_migration(options, report, verify=None) -> int:
 
     from pinshift.plan_memo import PlanMemo
 
-    options = replace(options, run=replace(options.run, memo=PlanMemo.open()))
+    memo = PlanMemo.open(note=lambda line: click.echo(printable(line), err=True))
+    options = replace(options, run=replace(options.run, memo=memo))
     bases = bases_of(options)
     if report.output:  # before any work: a report that cannot be written is found now, not after the commits
         if bases is not None and output_is_directory(report.output):

@@ -2,9 +2,10 @@
 
 `planned_files(plan, base_tree)` replays a Plan's tree changes (the same `plan.tree_changes`
 `pinshift migrate` commits) over BASE in memory; `measure` compares the result with TARGET:
-a changed file is reproduced (byte for byte, at TARGET's path), partly reproduced (a step
-changed it, but not into TARGET's bytes), or not reproduced (no step touched it). Each
-difference left is a `Residue`: path, TARGET's line, a short diff.
+a changed file is reproduced (byte for byte and with TARGET's mode, at TARGET's path), partly
+reproduced (a step changed it, but not into TARGET's bytes and mode), or not reproduced (no step
+touched it). Each difference left is a `Residue`: path, TARGET's line, a short diff. No step kind
+changes a file's mode, so a mode TARGET changed (`chmod +x`) is always residue.
 """
 
 from __future__ import annotations
@@ -58,11 +59,17 @@ class Coverage:
 
 
 def planned_files(plan: Plan, base_tree) -> Callable[[str], bytes | None]:
-    """The bytes of each path after every step of `plan` (None: no such file), read lazily from BASE otherwise."""
+    """The bytes of each path after every step of `plan` (None: no such file), read lazily from BASE otherwise;
+    `.mode(path)` its git mode, as the commits would record it."""
     overlay: dict[str, bytes | None] = {}
+    modes: dict[str, str] = {}  # paths a step made (renamed, cloned), with the mode of the file they came from
     for step in plan.steps:
         for change in tree_changes(step):
             overlay[change.path] = change.data
+            if change.mode is not None and change.data is not None:
+                modes[change.path] = change.mode
+            elif change.data is None:
+                modes.pop(change.path, None)
 
     def read(path: str) -> bytes | None:
         if path in overlay:
@@ -74,7 +81,13 @@ def planned_files(plan: Plan, base_tree) -> Callable[[str], bytes | None]:
         except PinshiftError:
             return None
 
+    def mode(path: str) -> str | None:
+        if path in overlay and overlay[path] is None:
+            return None
+        return modes.get(path) or base_tree.mode(path) or ("100644" if path in overlay else None)
+
     read.overlay = overlay  # type: ignore[attr-defined]
+    read.mode = mode  # type: ignore[attr-defined]
     return read
 
 
@@ -119,11 +132,19 @@ def measure(comparison: Comparison, planned: Callable[[str], bytes | None]) -> C
             coverage.residue.append(Residue(path, 0, f"not compared: {reason}"))
             continue
         now = planned(path)
+        origin = comparison.origin(path)
+        before = _base(comparison, origin) if origin is not None else None
+        mode = _mode_residue(path, planned.mode(path), comparison.target_tree.mode(path)) if now is not None \
+            else None  # type: ignore[attr-defined]
+        if mode is not None:
+            (coverage.partly if now != before else coverage.missed).append(path)
+            coverage.residue.append(mode)
+            if now != target:
+                coverage.residue.extend(residue_hunks(path, now, target))
+            continue
         if now == target:
             coverage.reproduced.append(path)
             continue
-        origin = comparison.origin(path)
-        before = _base(comparison, origin) if origin is not None else None
         if now is None and origin is not None and planned(origin) is not None and origin != path:
             moved = planned(origin)
             (coverage.partly if moved != before else coverage.missed).append(path)
@@ -144,6 +165,16 @@ def measure(comparison: Comparison, planned: Callable[[str], bytes | None]) -> C
             coverage.missed.append(path)
             coverage.residue.append(Residue(path, 0, "TARGET removes this file; no step removes it"))
     return coverage
+
+
+def _mode_residue(path: str, planned: str | None, target: str | None) -> Residue | None:
+    """The difference between the mode the recipe leaves `path` with and TARGET's, if any (no step changes one)."""
+    if planned is None or target is None or planned == target:
+        return None
+    if {planned, target} == {"100644", "100755"}:
+        what = "executable" if target == "100755" else "not executable"
+        return Residue(path, 0, f"TARGET makes it {what} (mode {planned} → {target}); no step changes a file's mode")
+    return Residue(path, 0, f"TARGET has mode {target}, the recipe leaves {planned}; no step changes a file's mode")
 
 
 def residue_hunks(path: str, planned: bytes, target: bytes) -> list[Residue]:
