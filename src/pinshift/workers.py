@@ -24,7 +24,6 @@ those that came back while the workers stopped, and the signal.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import pickle
 import selectors
@@ -38,9 +37,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pinshift.interrupts import Interrupted, deferred
+from pinshift.interrupts import Interrupted, deferred, die_with_parent
 
-PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 STOP_SIGNAL = signal.SIGTERM  # what a worker receives from its stopping (or dying) parent
 STOP_GRACE = 30.0  # seconds a stopped worker has to clean up before it is killed
 _FRAME = struct.Struct(">Q")  # each message: its length, then its pickle
@@ -64,12 +62,7 @@ class Stopped(KeyboardInterrupt):
 
 def _die_with(parent: int, lifeline: int) -> None:
     """Be sent STOP_SIGNAL when `parent` dies: by the kernel on Linux, by a watcher thread everywhere."""
-    if sys.platform.startswith("linux"):
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(PR_SET_PDEATHSIG, int(STOP_SIGNAL), 0, 0, 0)
-        except (OSError, AttributeError):
-            pass
+    die_with_parent(STOP_SIGNAL)
 
     def watch() -> None:
         try:
