@@ -124,3 +124,14 @@ def test_a_branch_name_git_cannot_store_is_refused_before_any_work_also_in_a_dry
     done = pinshift(repo, "migrate", "../recipe.toml", "--from", "pytorch-2.9", "--branch", fits)
     assert done.returncode == 0, done
     assert git(repo, "rev-parse", "--verify", "-q", f"refs/heads/{fits}")
+
+
+def test_a_single_run_never_targets_the_branch_its_base_is_read_from(repo):
+    git(repo, "checkout", "-q", "pytorch-2.9")
+    before = snapshot(repo)
+    for base in ("HEAD", "refs/heads/pytorch-2.9"):
+        line = one_line(pinshift(repo, "migrate", "../recipe.toml", "--from", base, "--branch", "pytorch-2.9", "--force",
+                                 "--dry-run"))
+        assert line == ("pinshift: error: the target branch 'pytorch-2.9' is the base itself; name a new branch "
+                        "with --branch"), line
+    assert snapshot(repo) == before

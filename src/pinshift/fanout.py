@@ -161,7 +161,7 @@ def plan_targets(repository, template: str, bases: list[str]) -> list[BaseTarget
                              f"'{item.target}' ({{base}} is '{name}' for both); run them separately or name the "
                              "branches with --branch")
         made[item.target] = item
-    read_from = {branch: item.base for item, _ in planned if (branch := _local_branch(repository, item.base))}
+    read_from = {branch: item.base for item, _ in planned if (branch := repository.local_branch_of(item.base))}
     for item, _ in planned:
         if item.target in read_from:
             raise UsageError(f"--from {item.base} would make branch '{item.target}', which is the base --from "
@@ -173,16 +173,6 @@ def plan_targets(repository, template: str, bases: list[str]) -> list[BaseTarget
                 raise UsageError(f"--from {made[prefix].base} and --from {item.base} would make branches '{prefix}' "
                                  f"and '{target}', which git cannot hold together; name the branches with --branch")
     return named
-
-
-def _local_branch(repository, base: str) -> str | None:
-    """The local branch a base is read from (`HEAD`: the checked-out one), or None (a tag, a commit...)."""
-    if base in ("HEAD", "@"):
-        return repository.current_branch()
-    for name in (base, base.removeprefix("refs/heads/")):
-        if repository.branch_commit(name) is not None:
-            return name
-    return None
 
 
 # --- one base, in a worker --------------------------------------------------------------------------

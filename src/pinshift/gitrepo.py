@@ -298,6 +298,16 @@ class Repository:
         except git.GitCommandError:
             return None
 
+    def local_branch_of(self, name: str) -> str | None:
+        """The local branch a base named `name` is read from (`HEAD`: the checked-out one; `refs/heads/x`: `x`),
+        or None for anything else (a tag, a commit, a remote-tracking branch)."""
+        if name in ("HEAD", "@"):
+            return self.current_branch()
+        for branch in dict.fromkeys((name, name.removeprefix("refs/heads/"))):
+            if self.branch_commit(branch) is not None:
+                return branch
+        return None
+
     def has_ref(self, ref: str) -> bool:
         """Whether the full ref name `ref` (`refs/tags/v1`, `refs/remotes/origin/x`) exists."""
         import git

@@ -107,10 +107,9 @@ def prepare(options: MigrateOptions) -> Migration:
                          f"name): give {missing}, e.g. --from main --branch main-pinned")
     base = options.base or recipe.base or _current_branch(repository)
     base_commit = repository.resolve_base(base)
-    name = base_name(repository, base)
-    target = options.target or target_name(options.branch or recipe.target or recipe.name, name)
+    target = options.target or target_name(options.branch or recipe.target or recipe.name, base_name(repository, base))
     repository.check_branch_name(target)
-    if target in (base, name):
+    if target in (base, repository.local_branch_of(base)):
         raise UsageError(f"the target branch '{target}' is the base itself; name a new branch with --branch")
     steps = validate_recipe(recipe, kinds, branches=migration_branches(repository, base, target, recipe.base))
     target_commit = repository.branch_commit(target)
