@@ -107,3 +107,25 @@ def test_workers_die_with_a_killed_main_process_and_make_no_branch_after_it(repo
     assert lines(log, "start") == started == 2
     assert pin_branches(repo) == []
     assert worktree_dirs(repo) == []
+
+
+def test_a_worker_killed_from_outside_fails_its_base_alone(repo, tmp_path):
+    log = tmp_path / "hook.log"
+    with_hook(repo, log, 1)
+    marker = str(repo.parent / "recipe.toml")
+    process = start(repo)
+    try:
+        assert wait_for(lambda: lines(log, "start") >= 1, 120), "a worker should be committing"
+        victim = next(pid for pid in pinshift_processes(marker) if pid != process.pid)
+        os.kill(victim, signal.SIGKILL)
+        out, err = process.communicate(timeout=300)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == 1, (out, err)
+    assert f"its worker (pid {victim}) ended; no branch was set" in out
+    last = out.splitlines()[-1]
+    assert last.startswith("6 bases done: ") and \
+        sorted(last.removeprefix("6 bases done: ").split(", ")) == ["1 failed", "1 nothing to change", "4 created"], out
+    assert len(pin_branches(repo)) == 4
+    assert "Traceback" not in err

@@ -145,7 +145,7 @@ class _Process:
     pid: int
     jobs: int  # write end: the jobs we hand out
     results: int  # read end: what comes back
-    buffer: bytes = b""
+    buffer: bytearray = field(default_factory=bytearray)
     job: int | None = None  # the index of the job it runs
     open: bool = True
 
@@ -175,12 +175,14 @@ def _fork(parent_fds: list[int], lifeline: tuple[int, int], work) -> _Process:
 
 def _messages(process: _Process) -> Iterator[tuple]:
     """The whole messages in `process`'s buffer, removed from it."""
-    while len(process.buffer) >= _FRAME.size:
-        size = _FRAME.unpack(process.buffer[:_FRAME.size])[0]
-        if len(process.buffer) < _FRAME.size + size:
+    buffer = process.buffer
+    while len(buffer) >= _FRAME.size:
+        size = _FRAME.unpack_from(buffer)[0]
+        if len(buffer) < _FRAME.size + size:
             return
-        data, process.buffer = process.buffer[_FRAME.size:_FRAME.size + size], process.buffer[_FRAME.size + size:]
-        yield pickle.loads(data)
+        message = pickle.loads(buffer[_FRAME.size:_FRAME.size + size])
+        del buffer[:_FRAME.size + size]
+        yield message
 
 
 class _Pool:
@@ -291,9 +293,13 @@ def run(jobs: Sequence[Any], work: Callable[[Any], Any], processes: int,
     new worker takes the next job. An interrupt in the parent (`Interrupted`, KeyboardInterrupt) raises
     `Stopped` once every worker has exited; a `work` that raised raises `WorkerFailed` (the others stopped).
     """
-    pool = _Pool(jobs, work, processes)
+    with deferred() as late:  # the workers are all started, or none: an interrupt meanwhile is taken below
+        pool = _Pool(jobs, work, processes)
+        early = late.take()
     results: dict[int, Any] = {}
     try:
+        if early is not None:
+            raise Interrupted(early)
         for process in pool.processes:
             pool.hand_out(process)
         while pool.running:
