@@ -4,7 +4,8 @@ leaves the planning code, never by the garbage collector on another thread.
 The traceback users saw — `Exception ignored in: <generator object process_files> … RuntimeError: cannot
 join current thread` — came from the memo loop of `runner._run_segment`: an interrupt there left the pool's
 generator suspended, to be finalized later by whichever thread collected it, the pool's own manager
-thread included, which then tried to join itself. Each test picks the moment of a real SIGINT.
+thread included, which then tried to join itself. Each test picks the moment of a real signal; the last
+kills pinshift outright, whose pool workers must not outlive it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from concurrent.futures import process as futures_process
 from pathlib import Path
 
@@ -121,3 +123,77 @@ def test_an_interrupt_in_the_memo_loop_ends_the_pool_before_it_leaves_the_runner
                 assert multiprocessing.active_children() == []
                 assert pool_threads() == []
                 raise
+
+
+SLOW_KIND = '''"""slow-plan — a test step kind: says when it plans a file containing `marker`, then sleeps."""
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from pinshift.steps import StepOutput
+
+NAME = "slow-plan"
+
+
+@dataclass(frozen=True)
+class Params:
+    marker: str
+    flag: str
+
+
+def plan(doc, params, context):
+    if params.marker.encode() in doc.data:
+        Path(params.flag).touch()
+        time.sleep(60)
+    return StepOutput()
+'''
+
+
+def live_processes(marker: str) -> list[int]:
+    """Live processes whose command line names `marker` (the test's own recipe path)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def test_pool_workers_die_with_a_killed_pinshift(tmp_path):
+    """`kill -9` of pinshift while its pool plans: the workers (which only plan) go with it at once."""
+    kinds = tmp_path / "kinds"
+    kinds.mkdir()
+    (kinds / "slow_plan.py").write_text(SLOW_KIND)
+    root = tmp_path / "repo"
+    (root / "pkgs").mkdir(parents=True)
+    for n in range(40):
+        (root / "pkgs" / f"f{n:03}.nix").write_text(f"{{ n = {n}; }}\n" if n % 10 else "{ slow = true; }\n")
+    git(tmp_path, "init", "-q", "-b", "main", str(root))
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "files")
+    flag = tmp_path / "planning"
+    recipe = tmp_path / "slow-recipe.toml"
+    recipe.write_text(f'name = "slow"\nbase = "main"\ntarget = "slowed"\nfiles = ["pkgs/*.nix"]\n\n[[steps]]\n'
+                      f'kind = "slow-plan"\n[steps.params]\nmarker = "slow"\nflag = "{flag}"\n')
+    process = subprocess.Popen([sys.executable, "-c", "from pinshift.cli import run; run()", "migrate", str(recipe),
+                                "--migrations", str(kinds), "--dry-run"], cwd=root, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, start_new_session=True, env=dict(os.environ, PINSHIFT_JOBS="2"))
+    try:
+        deadline = time.monotonic() + 120
+        while not flag.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert flag.exists(), "a worker should be planning"
+        assert len(live_processes(str(recipe))) == 3  # pinshift and its two workers
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
+        deadline = time.monotonic() + 10
+        while live_processes(str(recipe)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert live_processes(str(recipe)) == [], "pool workers outlived pinshift"
+    finally:
+        for pid in live_processes(str(recipe)):
+            os.kill(pid, signal.SIGKILL)
