@@ -61,7 +61,11 @@ def _reads_in_workers(files) -> bool:
 
 
 def process_files(files, paths: Sequence[str], run: FileRun, options) -> Iterator[tuple[str, Any]]:
-    """(path, run(path, …)) for every path, in the order of `paths`; `files` is what `run` reads from."""
+    """(path, run(path, …)) for every path, in the order of `paths`; `files` is what `run` reads from.
+
+    A reader that may stop early (an error, Ctrl-C) closes the generator itself (`contextlib.closing`),
+    so the pool ends there and then, not whenever and wherever the garbage collector finalizes it.
+    """
     total = len(paths)
     workers = worker_count(options, total)
     if workers == 1:
