@@ -44,7 +44,7 @@ kind = "word-swap"
 [steps.params]
 old = "alpha"
 new = "gamma"
-signal_parent = "STOP-HERE"
+sigint = "STOP-HERE"
 """
 
 BUNDLED_KINDS_RECIPE = f"""
