@@ -36,8 +36,22 @@ COMMANDS = {
 }
 
 
+class CarriedInterrupt(Exception):
+    """A Ctrl-C (or SIGTERM, SIGHUP) carried past click, which would print an empty line before `main`'s one."""
+
+    def __init__(self, stop: KeyboardInterrupt):
+        super().__init__(str(stop))
+        self.stop = stop
+
+
 class LazyGroup(click.Group):
     """A click group whose subcommands are imported on first use (keeps `--help` fast)."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt as stop:
+            raise CarriedInterrupt(stop) from None
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return [name for name in COMMANDS if self._exists(name)]
@@ -82,7 +96,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Console-script entry point: run the CLI and turn errors into one line and an exit code."""
-    from pinshift.interrupts import Interrupted, handling_signals
+    from pinshift.interrupts import handling_signals
 
     args = sys.argv[1:] if argv is None else argv
     debug = "--debug" in args
@@ -99,13 +113,10 @@ def main(argv: list[str] | None = None) -> int:
     except click.ClickException as error:
         click.echo(f"pinshift: error: {error.format_message()}", err=True)
         return 2 if error.exit_code in (1, 2) else error.exit_code
+    except CarriedInterrupt as carried:  # a command was interrupted
+        return interrupted(carried.stop)
     except click.exceptions.Abort as abort:  # click turns Ctrl-C (and our SIGTERM/SIGHUP) into Abort
-        stop = abort.__cause__
-        if isinstance(stop, Interrupted):
-            click.echo(f"pinshift: interrupted ({stop})", err=True)
-            return stop.exit_code
-        click.echo("pinshift: interrupted", err=True)
-        return 130
+        return interrupted(abort.__cause__)
     except PinshiftError as error:
         from pinshift.display import printable
 
@@ -113,12 +124,8 @@ def main(argv: list[str] | None = None) -> int:
         if debug and getattr(error, "details", ""):  # a step script's own traceback
             click.echo(error.details, err=True, nl=False)
         return error.exit_code
-    except Interrupted as stop:
-        click.echo(f"pinshift: interrupted ({stop})", err=True)
-        return stop.exit_code
-    except KeyboardInterrupt:
-        click.echo("pinshift: interrupted", err=True)
-        return 130
+    except KeyboardInterrupt as stop:
+        return interrupted(stop)
     except Exception as error:  # a bug: say so, and show the traceback only when asked
         if debug:
             raise
@@ -126,6 +133,23 @@ def main(argv: list[str] | None = None) -> int:
         return 3
     # click returns the exit code of a command that raised click.exceptions.Exit
     return result if isinstance(result, int) else 0
+
+
+def interrupted(stop: BaseException | None) -> int:
+    """One line for an interrupt, and its exit code: 128 + the signal (`Interrupted`), else 130.
+
+    On a terminal the line starts on a line of its own (after the `^C` the terminal echoed); pipes and
+    logs get the one line only.
+    """
+    from pinshift.interrupts import Interrupted
+
+    if sys.stderr.isatty():
+        click.echo(err=True)
+    if isinstance(stop, Interrupted):
+        click.echo(f"pinshift: interrupted ({stop})", err=True)
+        return stop.exit_code
+    click.echo("pinshift: interrupted", err=True)
+    return 130
 
 
 def run(argv: list[str] | None = None) -> None:

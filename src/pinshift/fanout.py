@@ -1,27 +1,29 @@
 """Fan-out: one recipe onto several base branches in one run (`migrate --from A --from B`, recipe `bases`).
 
 A loop around one migration, not a second git layer: each base becomes the MigrateOptions
-of a single-base run (`--branch`'s or the recipe's target template with `{base}` filled in)
-and goes through `pinshift.migrate` exactly as alone — prepared, planned, committed — in a
-worker process of its own (up to the CPU count), so a base that fails (missing, a refused
-file, a `--strict` warning, an existing target without `--force`) leaves no branch for that
-base and does not stop the others. What comes back is a value per base (`BaseOutcome`):
-created, nothing to change, planned (dry run) or failed with the reason.
+of a single-base run and goes through `pinshift.migrate` exactly as alone — prepared,
+planned, committed — in a worker process of its own (up to the CPU count; pinshift.workers),
+so a base that fails (missing, a refused file, a `--strict` warning, an existing target
+without `--force`) leaves no branch for that base and does not stop the others. What comes
+back is a value per base (`BaseOutcome`): created, nothing to change, planned (dry run) or
+failed with the reason.
 
-Usage errors found before any work (a template without `{base}` for several bases, a glob
-that matches no branch) stop the whole run with exit 2, before any worker starts.
+Every base's target is named before any worker starts (`plan_targets`): `{base}` in the
+template is the name the user gave (`pinshift.placeholders.base_name`: a tag's name, a commit
+id as typed, `origin/x` as `x`, `HEAD` as its branch). Usage errors found then stop the whole
+run with one line and exit 2, before any work: a template without `{base}` for several bases,
+a glob that matches no branch, two bases that make one branch, a target that is one of the
+bases, two targets git cannot hold together (`r/a` and `r/a/b`), a name git cannot store.
 """
 
 from __future__ import annotations
 
 import fnmatch
-import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor
+import signal
 from dataclasses import dataclass, field, replace
-from typing import Any
 
-from pinshift.errors import PinshiftError, UsageError
+from pinshift.errors import GitError, PinshiftError, UsageError
 from pinshift.plan import Plan
 
 GLOB_CHARACTERS = "*?["
@@ -70,8 +72,17 @@ class BaseOutcome:
 # --- which bases ------------------------------------------------------------------------------------
 
 
-def bases_of(options) -> list[str] | None:
-    """The bases of a fan-out run, or None for a single-base run (at most one --from; no recipe `bases`)."""
+@dataclass(frozen=True)
+class BaseTarget:
+    """One base of a fan-out as the user gave it, and the branch it makes (named before any work)."""
+
+    base: str
+    target: str
+
+
+def bases_of(options) -> list[BaseTarget] | None:
+    """The bases of a fan-out run and their targets, or None for a single-base run (at most one --from;
+    no recipe `bases`). Raises UsageError/GitError (exit 2) for what would stop the run (`plan_targets`)."""
     from pinshift.gitrepo import Repository
     from pinshift.recipes import find_recipe
 
@@ -81,8 +92,9 @@ def bases_of(options) -> list[str] | None:
     if len(given) <= 1 and (given or not recipe.bases) and not any(c in "".join(given) for c in GLOB_CHARACTERS):
         return None
     bases = expand_bases(given, recipe.bases, [name for name, _ in repository.local_branches()])
-    check_template(options.branch or recipe.target or recipe.name, bases)
-    return bases
+    template = options.branch or recipe.target or recipe.name
+    check_template(template, bases)
+    return plan_targets(repository, template, bases)
 
 
 def expand_bases(given: tuple[str, ...], recipe_bases: tuple[str, ...], local_branches: list[str]) -> list[str]:
@@ -115,6 +127,54 @@ def check_template(template: str, bases: list[str]) -> None:
                          "same branch; use --branch '{base}-SUFFIX' (or a recipe target with {base})")
 
 
+def plan_targets(repository, template: str, bases: list[str]) -> list[BaseTarget]:
+    """Each base's target, every one checked before the first commit of any; the first problem raises.
+
+    A base that is no branch or commit keeps its own failure for its worker (named as typed). Each
+    other target must be a name git can store (`Repository.check_branch_name`), made by no other base,
+    not one of the bases' branches (a run never moves a base), and not a directory of another target
+    or under one (git cannot hold `r/a` and `r/a/b` together). An existing target is left to each base:
+    without --force or --resume it fails that base alone; with --force it is replaced (it can be the
+    target of one base only).
+    """
+    from pinshift.migrate import target_name
+    from pinshift.placeholders import base_name
+
+    planned: list[tuple[BaseTarget, str]] = []  # each base that resolves, and what {base} is for it
+    named = []
+    for base in bases:
+        if base.startswith("-") or repository.commit_of(base) is None:
+            named.append(BaseTarget(base, target_name(template, base)))  # its worker says it is missing
+            continue
+        name = base_name(repository, base)
+        item = BaseTarget(base, target_name(template, name))
+        try:
+            repository.check_branch_name(item.target)
+        except GitError as error:
+            raise GitError(f"--from {base}: {error}") from None
+        planned.append((item, name))
+        named.append(item)
+    made: dict[str, BaseTarget] = {}
+    for item, name in planned:
+        if item.target in made:
+            raise UsageError(f"--from {made[item.target].base} and --from {item.base} both make branch "
+                             f"'{item.target}' ({{base}} is '{name}' for both); run them separately or name the "
+                             "branches with --branch")
+        made[item.target] = item
+    read_from = {branch: item.base for item, _ in planned if (branch := repository.local_branch_of(item.base))}
+    for item, _ in planned:
+        if item.target in read_from:
+            raise UsageError(f"--from {item.base} would make branch '{item.target}', which is the base --from "
+                             f"{read_from[item.target]}; a run never moves a base: name the branches with --branch")
+    for target, item in made.items():
+        parts = target.split("/")
+        for prefix in ("/".join(parts[:cut]) for cut in range(1, len(parts))):
+            if prefix in made:
+                raise UsageError(f"--from {made[prefix].base} and --from {item.base} would make branches '{prefix}' "
+                                 f"and '{target}', which git cannot hold together; name the branches with --branch")
+    return named
+
+
 # --- one base, in a worker --------------------------------------------------------------------------
 
 
@@ -122,22 +182,14 @@ def _steps(plan: Plan) -> list[StepLine]:
     return [StepLine(s.index, s.title, s.commit, len(s.changed), s.edit_count, len(s.warnings)) for s in plan.steps]
 
 
-def run_base(options, base: str, verify=None) -> BaseOutcome:
-    """One base as a single-base `pinshift migrate` would run it; every PinshiftError becomes its failure."""
-    from pinshift.migrate import clean_stale_worktrees, failure, plan, prepare, run, target_name
+def run_base(options, item: BaseTarget, verify=None) -> BaseOutcome:
+    """One base as a single-base `pinshift migrate` would run it, onto the target `plan_targets` named;
+    every PinshiftError becomes its failure."""
+    from pinshift.migrate import clean_stale_worktrees, failure, plan, prepare, run
 
-    target = target_name(options.branch, base) if options.branch else ""
-    if not target:
-        try:
-            from pinshift.recipes import find_recipe
-
-            recipe = find_recipe(options.recipe, options.repo)
-            target = target_name(recipe.target or recipe.name, base)
-        except PinshiftError:
-            target = ""
+    base, target = item.base, item.target
     try:
-        migration = prepare(replace(options, base=base))
-        target = migration.target
+        migration = prepare(replace(options, base=base, target=target))
         planned = plan(migration)
         if options.run is not None and options.run.memo is not None:
             options.run.memo.save()
@@ -170,13 +222,6 @@ def run_base(options, base: str, verify=None) -> BaseOutcome:
 
 # --- many bases ---------------------------------------------------------------------------------------
 
-_JOB: tuple[Any, Any] | None = None  # (options, verify) the forked workers run each base with
-
-
-def _work(base: str) -> BaseOutcome:
-    options, verify = _JOB
-    return run_base(options, base, verify)
-
 
 def worker_count(bases: int) -> int:
     forced = os.environ.get("PINSHIFT_JOBS", "")
@@ -186,40 +231,44 @@ def worker_count(bases: int) -> int:
     return max(1, min(bases, cpus))
 
 
-def run_all(options, bases: list[str], verify=None) -> list[BaseOutcome]:
-    """Every base, independently and in parallel (one forked worker per CPU); outcomes in the order of `bases`.
+def run_all(options, bases: list[BaseTarget], verify=None) -> list[BaseOutcome]:
+    """Every base, independently and in parallel (one forked worker per CPU, pinshift.workers); outcomes
+    in the order of `bases`.
 
     Each worker plans its base in one process (the pool of a single-base run is not nested).
-    Ctrl-C, SIGTERM and SIGHUP reach the workers, each of which removes what it made; branches
-    already complete stay (every branch is set only once its last commit exists).
+    Ctrl-C, SIGTERM or SIGHUP — to the process group or to this process alone — stops every worker:
+    none starts a base after it, each removes what it made, and branches already complete stay (a
+    branch is set only once its last commit exists). `FanoutInterrupted` then says which bases had
+    finished before the signal and which finished while the workers stopped.
     """
-    global _JOB
     from pinshift.runner import RunOptions
+    from pinshift import workers
 
     options = replace(options, run=replace(options.run, jobs=1, progress=None) if options.run else RunOptions(jobs=1))
-    workers = worker_count(len(bases))
-    if workers == 1 or "fork" not in multiprocessing.get_all_start_methods():
-        return [run_base(options, base, verify) for base in bases]
-    _JOB = (options, verify)
+    processes = worker_count(len(bases))
+    if processes == 1 or not hasattr(os, "fork"):
+        outcomes = []
+        try:
+            for item in bases:
+                outcomes.append(run_base(options, item, verify))
+        except KeyboardInterrupt as stop:
+            raise FanoutInterrupted(outcomes, [], getattr(stop, "signum", signal.SIGINT)) from None
+        return outcomes
+
+    def lost(index: int, reason: str) -> BaseOutcome:
+        return BaseOutcome(bases[index].base, bases[index].target, "failed", f"{reason}; no branch was set", 1)
+
     try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as executor:
-            futures = [executor.submit(_work, base) for base in bases]
-            try:
-                return [future.result() for future in futures]
-            except KeyboardInterrupt as stop:
-                executor.shutdown(wait=True, cancel_futures=True)
-                finished = [f.result() for f in futures if f.done() and not f.cancelled() and f.exception() is None]
-                raise FanoutInterrupted(finished, stop) from None
-            except BaseException:
-                executor.shutdown(wait=True, cancel_futures=True)
-                raise
-    finally:
-        _JOB = None
+        return workers.run(bases, lambda item: run_base(options, item, verify), processes, lost)
+    except workers.Stopped as stop:
+        done = [stop.during[index] for index in sorted(stop.during) if not stop.during[index].failed]
+        raise FanoutInterrupted([stop.before[index] for index in sorted(stop.before)], done, stop.signum) from None
 
 
 class FanoutInterrupted(KeyboardInterrupt):
-    """Ctrl-C (or SIGTERM, SIGHUP) during a fan-out: the bases that had finished, and the signal to end with."""
+    """Ctrl-C (or SIGTERM, SIGHUP) during a fan-out: the bases that had `finished` before the signal, those
+    `completed` while the workers stopped (a branch set as the signal came), and the signal to end with."""
 
-    def __init__(self, finished: list[BaseOutcome], signal: BaseException):
-        super().__init__(str(signal))
-        self.finished, self.signal = finished, signal
+    def __init__(self, finished: list[BaseOutcome], completed: list[BaseOutcome], signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.finished, self.completed, self.signum = finished, completed, signum

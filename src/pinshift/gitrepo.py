@@ -20,6 +20,7 @@ from pinshift.content import DEFAULT_MAX_BYTES, SkippedFile, check_content
 from pinshift.errors import GitError, IncompleteRun
 
 ZERO = "0" * 40
+LOCK_SUFFIX = ".lock"  # git writes `<ref>.lock` beside a loose ref before renaming it into place
 
 
 def listed_files(directory: Path) -> list[str] | None:
@@ -297,6 +298,26 @@ class Repository:
         except git.GitCommandError:
             return None
 
+    def local_branch_of(self, name: str) -> str | None:
+        """The local branch a base named `name` is read from (`HEAD`: the checked-out one; `refs/heads/x`: `x`),
+        or None for anything else (a tag, a commit, a remote-tracking branch)."""
+        if name in ("HEAD", "@"):
+            return self.current_branch()
+        for branch in dict.fromkeys((name, name.removeprefix("refs/heads/"))):
+            if self.branch_commit(branch) is not None:
+                return branch
+        return None
+
+    def has_ref(self, ref: str) -> bool:
+        """Whether the full ref name `ref` (`refs/tags/v1`, `refs/remotes/origin/x`) exists."""
+        import git
+
+        try:
+            self.repo.git.show_ref("--verify", "-q", "--", ref)
+        except git.GitCommandError:
+            return False
+        return True
+
     def resolve_base(self, name: str) -> str:
         """The commit of a local branch, a remote-tracking branch or any commit-ish.
 
@@ -333,6 +354,7 @@ class Repository:
             raise GitError(f"'{name}' is not a valid branch name; {hint}") from None
         if spelled != name:
             raise GitError(f"'{name}' is not a plain branch name (git reads it as '{spelled}'); {hint}")
+        self._check_storable(name, hint)
         existing = self.repo.git.for_each_ref("--format=%(refname)", "refs/heads/").splitlines()
         parts = name.split("/")
         for prefix in ("/".join(parts[:i]) for i in range(1, len(parts))):
@@ -343,6 +365,34 @@ class Repository:
         if below:
             raise GitError(f"branch '{name}' cannot be created: branch '{below[0].removeprefix('refs/heads/')}' "
                            f"exists, and git cannot have both; {hint}")
+
+    def _check_storable(self, name: str, hint: str) -> None:
+        """Refuse a name git accepts but cannot store as a file: each part of `a/b/c` is a file or directory
+        name in `.git/refs/heads/`, and the last one gets `.lock` appended while it is written.
+
+        The file system's limit (NAME_MAX, 255 bytes on Linux and macOS) less `.lock` is 250 bytes per
+        part; the whole path must fit PATH_MAX. Checked on every part, so a name never fails half-way.
+        """
+        refs = Path(self.repo.common_dir) / "refs" / "heads"
+        try:
+            name_max = os.pathconf(refs if refs.is_dir() else self.repo.common_dir, "PC_NAME_MAX")
+        except (OSError, ValueError):
+            name_max = 255
+        limit = name_max - len(LOCK_SUFFIX)
+        for part in name.split("/"):
+            size = len(part.encode("utf-8", "surrogateescape"))
+            if size > limit:
+                shown = part if len(part) <= 24 else f"{part[:20]}..."
+                raise GitError(f"branch name too long: '{shown}' is {size} bytes, and git can store at most "
+                               f"{limit} per part of a branch name; {hint}")
+        path = os.fsencode(str(refs / f"{name}{LOCK_SUFFIX}"))
+        try:
+            path_max = os.pathconf("/", "PC_PATH_MAX")
+        except (OSError, ValueError):
+            path_max = 4096
+        if len(path) >= path_max:
+            raise GitError(f"branch name too long: with its {len(path)} bytes, the path git would write "
+                           f"({refs}/...) exceeds the system's {path_max}; {hint}")
 
     def checked_out_at(self, branch: str) -> str | None:
         """The worktree (the user's or another) that has `branch` checked out, if any."""

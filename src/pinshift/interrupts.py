@@ -12,7 +12,9 @@ whose branch is complete reports that, not "interrupted".
 
 from __future__ import annotations
 
+import ctypes
 import signal
+import sys
 import threading
 from contextlib import contextmanager
 
@@ -101,3 +103,18 @@ def ignore_in_workers() -> None:
     """Pool workers: the parent alone decides how to stop (Ctrl-C reaches the whole process group)."""
     for signum in SIGNALS:
         signal.signal(signum, signal.SIG_IGN if signum == signal.SIGINT else signal.SIG_DFL)
+
+
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def die_with_parent(signum: int) -> bool:
+    """Ask the kernel to send this (forked) process `signum` when its parent dies (Linux `PR_SET_PDEATHSIG`,
+    through ctypes' prctl); False where it cannot (another system): callers watch the parent themselves."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_PDEATHSIG, int(signum), 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False

@@ -13,6 +13,7 @@ unless --keep-partial asks to keep the steps that completed.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import shlex
 import signal
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from pinshift.errors import GitError, IncompleteRun, StepFailed, UsageError
 from pinshift.gitcommit import open_committer, remove_stale_index_dirs, remove_stale_worktrees
 from pinshift.gitrepo import Repository, StepRecord
 from pinshift.interrupts import deferred
-from pinshift.placeholders import branch_name, migration_branches
+from pinshift.placeholders import base_name, migration_branches
 from pinshift.plan import Plan, StepPlan, iter_tree_changes
 from pinshift.recipes import Recipe, RecipeStep, find_recipe, validate_recipe
 from pinshift.runner import RunOptions, plan_recipe
@@ -41,6 +42,7 @@ class MigrateOptions:
     base: str | None = None
     bases: tuple[str, ...] = ()  # every --from (fan-out when several, or globs; see pinshift.fanout)
     branch: str | None = None
+    target: str | None = None  # the target already named (a fan-out names every base's first): not a template
     dry_run: bool = False
     resume: bool = False
     force: bool = False
@@ -105,9 +107,9 @@ def prepare(options: MigrateOptions) -> Migration:
                          f"name): give {missing}, e.g. --from main --branch main-pinned")
     base = options.base or recipe.base or _current_branch(repository)
     base_commit = repository.resolve_base(base)
-    target = target_name(options.branch or recipe.target or recipe.name, branch_name(repository, base, recipe.base))
+    target = options.target or target_name(options.branch or recipe.target or recipe.name, base_name(repository, base))
     repository.check_branch_name(target)
-    if target == base:
+    if target in (base, repository.local_branch_of(base)):
         raise UsageError(f"the target branch '{target}' is the base itself; name a new branch with --branch")
     steps = validate_recipe(recipe, kinds, branches=migration_branches(repository, base, target, recipe.base))
     target_commit = repository.branch_commit(target)
@@ -126,7 +128,7 @@ def prepare(options: MigrateOptions) -> Migration:
 
 
 def target_name(template: str, base: str) -> str:
-    """The branch a migration from `base` (a branch name) creates: `template` with `{base}` filled in.
+    """The branch a migration from `base` (`placeholders.base_name`) creates: `template` with `{base}` filled in.
 
     Examples:
         >>> target_name("{base}-pin0182a36", "pytorch-2.9")
@@ -341,10 +343,31 @@ def _step_failed(step: StepPlan, reason: str, migration: Migration, head: str | 
         done = "no step completed" if head == migration.start_commit and migration.first_step == 1 \
             else f"kept at {migration.repository.short(head)}"
         return StepFailed(f"{where}; branch {migration.target} {done}; fix the problem, then continue with "
-                          f"`pinshift migrate {migration.options.recipe} --resume"
-                          f"{' --branch ' + migration.target if migration.options.branch else ''}`")
+                          f"`{resume_command(migration)}`")
     left = f"branch {migration.target} unchanged" if migration.target_commit else "no branch was created"
     return StepFailed(f"{where}; {left}")
+
+
+def resume_command(migration: Migration) -> str:
+    """The command that continues `migration`'s kept branch, to be run as printed (from the same directory).
+
+    It names the base and the branch as this run resolved them (a fan-out's base and its filled target,
+    a default base that was the current branch), and repeats every option that decides what the steps do
+    or where their code comes from; `--dry-run`, `--force` and the report options are not repeated.
+    """
+    options = migration.options
+    words = ["pinshift", "migrate", options.recipe]
+    if Path(options.repo) != Path("."):
+        words += ["--repo", str(options.repo)]
+    words += ["--from", migration.base, "--branch", migration.target, "--resume"]
+    for flag, value in (("--migrations", options.migrations), ("--nixpkgs", options.nixpkgs),
+                        ("--push", options.push)):
+        if value is not None:
+            words += [flag, str(value)]
+    words += [flag for flag, given in (("--trust-repo", options.trust_repo), ("--no-verify", options.no_verify),
+                                       ("--strict", options.strict), ("--keep-partial", options.keep_partial))
+              if given]
+    return " ".join(shlex.quote(word) for word in words)
 
 
 def migrate(options: MigrateOptions) -> tuple[Migration, Plan]:

@@ -83,27 +83,64 @@ def expand_params(params: Mapping[str, Any], branches: Mapping[str, str], own: I
 
 
 def migration_branches(repository, base: str, target: str, recipe_base: str = "") -> dict[str, str]:
-    """What `{base}` and `{target}` mean in a migration from `base` (as given to --from) onto `target`.
+    """What `{base}` and `{target}` mean in a step of a migration from `base` (as given to --from) onto `target`.
 
-    `{base}` is a branch name, as a README's branch table spells it: a local branch as it is,
-    `origin/pytorch-2.9` (a remote-tracking branch) or `refs/heads/pytorch-2.9` as `pytorch-2.9`;
-    a commit that is no branch (`--from "$HEAD_SHA"` in CI) falls back to the recipe's own base.
-    `repository` needs `branch_commit(name)` and `remotes()` (pinshift.gitrepo.Repository).
+    `{base}` is a branch name, as a README's branch table spells it: the branch `base_name` finds
+    (`origin/pytorch-2.9` and `refs/heads/pytorch-2.9` are `pytorch-2.9`, `HEAD` the checked-out
+    branch); a tag or commit that is no branch (`--from "$HEAD_SHA"` in CI) falls back to the
+    recipe's own base, whose row the README has.
     """
     return {"base": branch_name(repository, base, recipe_base), "target": target}
 
 
 def branch_name(repository, given: str, recipe_base: str = "") -> str:
-    """The branch name `given` (as --from takes it) stands for: see `migration_branches`."""
+    """The branch `given` (as --from takes it) stands for in step parameters: see `migration_branches`."""
+    name, is_branch = _named(repository, given)
+    return name if is_branch else recipe_base or name
+
+
+def base_name(repository, given: str) -> str:
+    """What `{base}` in a target template (`--branch '{base}-x'`, a recipe's `target`) stands for: the name
+    the user gave, so that two bases never make one branch unless they name one branch.
+
+    - a local branch: its name (`refs/heads/x` is `x`);
+    - a remote-tracking branch: its name without the remote (`origin/x`, `refs/remotes/origin/x`: `x`);
+    - a tag: its name (`v2`, `tags/v2`, `refs/tags/v2`: `v2`);
+    - `HEAD` (or `@`): the branch it points at; a detached HEAD: the commit's short id;
+    - a commit id: as typed (`781a13f`); any other revision (`main~2`): its commit's short id;
+    - a name that is none of these (a missing base): as typed, for the base's own error to name.
+
+    `repository` is a pinshift.gitrepo.Repository.
+    """
+    return _named(repository, given)[0]
+
+
+def _named(repository, given: str) -> tuple[str, bool]:
+    """(the name `given` stands for, whether it is a branch); the order follows `Repository.commit_of`."""
+    if given in ("HEAD", "@"):
+        branch = repository.current_branch()
+        if branch is not None:
+            return branch, True
+        commit = repository.commit_of(given)
+        return (repository.short(commit) if commit else given), False
     if repository.branch_commit(given) is not None:
-        return given
-    for prefix in ("refs/heads/", "refs/remotes/", ""):
-        if not given.startswith(prefix):
+        return given, True
+    for prefix in ("", "refs/remotes/", "remotes/"):
+        rest = given[len(prefix):] if given.startswith(prefix) else None
+        if rest is None or not repository.has_ref(f"refs/remotes/{rest}"):
             continue
-        rest = given[len(prefix):]
-        if prefix == "refs/heads/":
-            return rest
         remote, slash, name = rest.partition("/")
         if slash and name and remote in repository.remotes():
-            return name
-    return recipe_base or given
+            return name, True
+    if given.startswith("refs/heads/") and repository.branch_commit(given[len("refs/heads/"):]) is not None:
+        return given[len("refs/heads/"):], True
+    for prefix in ("", "tags/", "refs/tags/"):
+        if given.startswith(prefix) and given != prefix and repository.has_ref(f"refs/tags/{given[len(prefix):]}"):
+            return given[len(prefix):], False
+    commit = repository.commit_of(given) if not given.startswith("-") and given.strip() else None
+    if commit is None or _HEX.fullmatch(given) and commit.startswith(given.lower()):
+        return given, False
+    return repository.short(commit), False
+
+
+_HEX = re.compile(r"[0-9a-fA-F]{4,64}")

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from pinshift.files import SkippedFile
-from pinshift.interrupts import ignore_in_workers
+from pinshift.interrupts import die_with_parent, ignore_in_workers
 
 PARALLEL_MIN_FILES = 400  # below this, starting workers costs more than it saves
 
@@ -59,7 +61,11 @@ def _reads_in_workers(files) -> bool:
 
 
 def process_files(files, paths: Sequence[str], run: FileRun, options) -> Iterator[tuple[str, Any]]:
-    """(path, run(path, …)) for every path, in the order of `paths`; `files` is what `run` reads from."""
+    """(path, run(path, …)) for every path, in the order of `paths`; `files` is what `run` reads from.
+
+    A reader that may stop early (an error, Ctrl-C) closes the generator itself (`contextlib.closing`),
+    so the pool ends there and then, not whenever and wherever the garbage collector finalizes it.
+    """
     total = len(paths)
     workers = worker_count(options, total)
     if workers == 1:
@@ -80,20 +86,30 @@ def process_files(files, paths: Sequence[str], run: FileRun, options) -> Iterato
     ]
     done = 0
     context = multiprocessing.get_context("fork")
+    executor = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_start_worker)
     try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=ignore_in_workers) as executor:
-            try:
-                for chunk, results in zip(chunks, executor.map(_work, chunks)):
-                    for (path, _, _), result in zip(chunk, results):
-                        yield path, result
-                    done += len(chunk)
-                    if options.progress:
-                        options.progress(done, total)
-            except BaseException:
-                executor.shutdown(wait=True, cancel_futures=True)
-                raise
-    finally:
+        for chunk, results in zip(chunks, executor.map(_work, chunks)):
+            for (path, _, _), result in zip(chunk, results):
+                yield path, result
+            done += len(chunk)
+            if options.progress:
+                options.progress(done, total)
+    finally:  # the end, an error, an interrupt, or the consumer closing this generator early
         _RUN, _FILES = None, None
+        _shut_down(executor)
+
+
+def _start_worker() -> None:
+    """A worker: the parent alone decides how to stop, and a worker never outlives it (it only plans)."""
+    ignore_in_workers()
+    die_with_parent(signal.SIGKILL)
+
+
+def _shut_down(executor: ProcessPoolExecutor) -> None:
+    """Cancel what has not started and wait for the workers, unless this runs on the pool's own manager
+    thread (a generator finalized there by the garbage collector): a thread cannot join itself."""
+    manager = getattr(executor, "_executor_manager_thread", None)
+    executor.shutdown(wait=threading.current_thread() is not manager, cancel_futures=True)
 
 
 def _parent_read(files, path: str) -> tuple[str, bytes | None, str]:

@@ -26,6 +26,7 @@ only paths taken away is a recipe error.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -568,12 +569,22 @@ def _run_segment(files: WorkingSet, jobs: list[StepJob], positions: list[int], a
     limit = getattr(files.tree, "max_bytes", None)
     prints = plan_memo.segment_fingerprint(segment, limit) if options.memo is not None else None
     if prints is None:
-        return list(pool.process_files(files, paths, _file_run(files, segment), options))
+        with contextlib.closing(pool.process_files(files, paths, _file_run(files, segment), options)) as planned:
+            return list(planned)
     memo = options.memo.segment(prints.shape)
     known = _remembered(files, segment, prints, applies, paths, memo)
     todo = [p for p in paths if p not in known]
     run = _file_run(files, segment, memo, prints, applies)
-    planned = pool.process_files(files, todo, run, options)
+    # closed here whatever happens (Ctrl-C in this loop included): a pool left to the garbage collector
+    # would be shut down by whichever thread collects it, its own manager thread too (which cannot join itself)
+    with contextlib.closing(pool.process_files(files, todo, run, options)) as planned:
+        return _merge_remembered(files, segment, memo, paths, known, planned, options)
+
+
+def _merge_remembered(files: WorkingSet, segment: list[StepJob], memo: "plan_memo.Segment", paths: Sequence[str],
+                      known: dict, planned: Iterator, options: RunOptions) -> list:
+    """`_run_segment`'s results with a memo: remembered files from `known`, the others from the pool (`planned`,
+    in path order), each new plan recorded."""
     results = []
     for path in paths:
         if path in known:

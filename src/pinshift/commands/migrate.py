@@ -76,19 +76,24 @@ def verify_failed(migration, planned, verify) -> bool:
     return bool(errors)
 
 
-def run_fanout(options, bases: list[str], report, verify=None) -> int:
-    """Several bases (pinshift.fanout): the summary table, each branch's report where asked; 1 if any base failed."""
+def run_fanout(options, bases, report, verify=None) -> int:
+    """Several bases (pinshift.fanout, each a `BaseTarget`): the summary table, each branch's report where
+    asked; 1 if any base failed."""
     from pinshift.fanout import FanoutInterrupted, run_all
+    from pinshift.interrupts import Interrupted
     from pinshift.report import fanout as fanout_report
 
-    click.echo(f"pinshift: {options.recipe} onto {len(bases)} bases: {', '.join(bases)}", err=True)
+    click.echo(printable(f"pinshift: {options.recipe} onto {len(bases)} bases: "
+                         f"{', '.join(b.base for b in bases)}"), err=True)
     try:
         outcomes = run_all(options, bases, verify)
     except FanoutInterrupted as stop:
-        if stop.finished:
-            click.echo(printable("pinshift: finished before the interrupt: " + ", ".join(
-                f"{o.base} → {o.target} ({o.status})" for o in stop.finished)), err=True)
-        raise stop.signal from None
+        for label, done in (("finished before the interrupt", stop.finished),
+                            ("completed while stopping", stop.completed)):
+            if done:
+                click.echo(printable(f"pinshift: {label}: " + ", ".join(
+                    f"{o.base} → {o.target} ({o.status})" for o in done)), err=True)
+        raise Interrupted(stop.signum) from None
     recipe = _recipe_name(outcomes, options)
     table = fanout_report.render_table(outcomes, options.dry_run)
     fmt = report.format or ("text" if report.output else None)
@@ -110,14 +115,17 @@ def _write_fanout_reports(outcomes, report, fmt, recipe, options, table) -> None
         written = fanout_report.write_directory(outcomes, directory, fmt, recipe, options.dry_run,
                                                 report.markdown_limit)
         click.echo(table, nl=False)
-        click.echo(f"pinshift: {plural_reports(len(written))} written to {directory}", err=True)
+        branches, index = written[:-1], written[-1]
+        click.echo(printable(f"pinshift: {plural_reports(len(branches), 'branch report')} and {index.name} written "
+                             f"to {directory}"), err=True)
     elif fmt is not None:
         if fmt == "json":
             text = fanout_report.render_json(outcomes, recipe, options.dry_run)
         elif fmt == "markdown":
             text = fanout_report.render_markdown(outcomes, recipe, report.markdown_limit, None)
         else:
-            text = "\n".join(f"== {o.base} → {o.target}\n{render(o.plan, report)}" for o in outcomes if o.plan)
+            text = "\n".join(f"== {printable(o.base)} → {printable(o.target)}\n{render(o.plan, report)}"
+                             for o in outcomes if o.plan)
         if report.output:
             from pinshift.files import write_atomic
 
@@ -131,7 +139,7 @@ def _write_fanout_reports(outcomes, report, fmt, recipe, options, table) -> None
         if options.dry_run:
             for outcome in outcomes:
                 if outcome.plan is not None:
-                    click.echo(f"== {outcome.base} → {outcome.target}")
+                    click.echo(printable(f"== {outcome.base} → {outcome.target}"))
                     click.echo(render(outcome.plan, report), nl=False)
         click.echo(table, nl=False)
 
@@ -141,8 +149,8 @@ def _recipe_name(outcomes, options) -> str:
     return planned.recipe if planned is not None else options.recipe
 
 
-def plural_reports(count: int) -> str:
-    return f"{count} report{'s' if count != 1 else ''}"
+def plural_reports(count: int, what: str = "report") -> str:
+    return f"{count} {what}{'s' if count != 1 else ''}"
 
 
 def run_migration(options, report, verify=None) -> int:

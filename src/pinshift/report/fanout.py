@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -37,8 +38,8 @@ def _result(outcome) -> str:
 def render_table(outcomes, dry_run: bool) -> str:
     """One line per base and a count line; the reasons of failed bases in full."""
     header = ("base → target", "result", "files per step", "files", "warnings")
-    rows = [(f"{o.base} → {o.target or '?'}", _result(o) if not o.failed else "FAILED", _steps(o), str(o.files),
-             str(o.warnings)) for o in outcomes]
+    rows = [(printable(f"{o.base} → {o.target or '?'}"), printable(_result(o)) if not o.failed else "FAILED",
+             _steps(o), str(o.files), str(o.warnings)) for o in outcomes]
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(header, widths)).rstrip()]
     lines += ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
@@ -101,14 +102,38 @@ def render_json(outcomes, recipe: str, dry_run: bool) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
 
 
+INDEX = "index"  # the index's file name before its suffix: no branch's file can have it
+_KEPT = re.compile(r"[a-z0-9.-]")
+_LONGEST = 200  # bytes of a file name before its suffix; longer ones end in a hash of the whole branch name
+
+
 def file_name(target: str) -> str:
-    """A branch name as a file name: `/` and anything unusual become `_`."""
-    return re.sub(r"[^A-Za-z0-9._-]", "_", target) or "_"
+    """A branch name as a file name, different for every branch name (also on a case-insensitive disk).
+
+    Lower-case letters, digits, `.` and `-` stay; every other character becomes `_` and the hex of its
+    UTF-8 bytes (`/` is `_2f`, `_` is `_5f`, `A` is `_41`), so `_` always starts an escape and no two
+    names meet. A branch named `index` becomes `_69ndex` (the index is `index.md`); a name over 200
+    bytes keeps its first 150 and ends in `__` and 16 hex digits of its SHA-256 (`__` never occurs
+    otherwise).
+
+    Examples:
+        >>> [file_name(t) for t in ("rel/one-r", "rel_one-r", "Rel", "index")]
+        ['rel_2fone-r', 'rel_5fone-r', '_52el', '_69ndex']
+    """
+    name = "".join(char if _KEPT.fullmatch(char) else
+                   "".join(f"_{byte:02x}" for byte in char.encode("utf-8", "surrogateescape")) for char in target)
+    if name == INDEX:
+        name = f"_{ord(INDEX[0]):02x}{INDEX[1:]}"
+    if len(name) > _LONGEST:
+        digest = hashlib.sha256(target.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+        name = f"{name[:150]}__{digest}"
+    return name or "_"
 
 
 def write_directory(outcomes, directory: Path, fmt: str, recipe: str, dry_run: bool, limit: int,
                     link_base: str | None = None) -> list[Path]:
-    """One report per branch (`<branch>.md` / `.json` / `.txt`) and an index; the files written."""
+    """One report per branch (`file_name(branch)` + `.md` / `.json` / `.txt`) and an index; the files written,
+    the index last."""
     from pinshift.files import write_atomic
     from pinshift.report import render
     from pinshift.report import ReportOptions
@@ -119,17 +144,19 @@ def write_directory(outcomes, directory: Path, fmt: str, recipe: str, dry_run: b
         if o.plan is None or not o.target:
             continue
         name = file_name(o.target) + suffix
+        if name in links.values():  # two outcomes of one branch: never the case after fanout.plan_targets
+            raise ValueError(f"two reports would be written to {name}")
         write_atomic(directory / name, render(o.plan, ReportOptions(fmt, None, False, False, limit)).encode())
         links[o.target] = name
         written.append(directory / name)
     if fmt == "json":
-        index, text = directory / "index.json", render_json(outcomes, recipe, dry_run)
+        text = render_json(outcomes, recipe, dry_run)
     elif fmt == "markdown":
         from pinshift.report.markdown import code
 
-        index = directory / "index.md"
         text = "\n".join([f"## pinshift fan-out: recipe {code(recipe)}", ""] + _markdown_table(outcomes, links)) + "\n"
     else:
-        index, text = directory / "index.txt", render_table(outcomes, dry_run)
+        text = render_table(outcomes, dry_run)
+    index = directory / f"{INDEX}{suffix}"
     write_atomic(index, text.encode())
     return written + [index]
