@@ -291,7 +291,7 @@ def test_the_recipe_proof_drops_a_step_whose_plan_changes_what_target_keeps(repo
     prove(inference, available_kinds())
     assert [a.files for a in inference.steps] == [("pkgs/a.nix", "pkgs/b.nix")]
     [dropped] = inference.dropped
-    assert dropped.reason == "the whole recipe's plan changes pkgs/c.nix, which TARGET does not do (dropped at the proof)"
+    assert dropped.reason == "the whole recipe's plan changes pkgs/c.nix, which TARGET leaves as it is (dropped at the proof)"
     assert inference.coverage.summary() == "2 of 2 changed files reproduced byte for byte, 0 partly, 0 not at all"
 
 
