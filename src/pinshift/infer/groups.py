@@ -104,25 +104,49 @@ def describe(group: Iterable[str], others: Iterable[str]) -> tuple[str, ...] | N
     return exact_globs(members) if len(members) <= MAX_LISTED else None
 
 
+def _pair_patterns(path: str) -> list[tuple[str, int]]:
+    """Globs naming two `-`-separated parts of the file name (`dir/pytorch-*-cuda12_8-*.nix`): a group that is
+    one kind of file *and* one variant, where neither part alone is the group's."""
+    directory, stem, extension = _split(path)
+    parts = stem.split("-")
+    found = []
+    for i in range(len(parts)):
+        for j in range(i + 1, len(parts)):
+            if not parts[i] or not parts[j] or (i == 0 and j == len(parts) - 1):
+                continue
+            body = ("" if i == 0 else "*-") + escape(parts[i]) + ("-" if j == i + 1 else "-*-") + escape(parts[j])
+            body += "" if j == len(parts) - 1 else "-*"
+            found.append((escape(directory) + body + escape(extension), 500 + 10 * i + j))
+    return found
+
+
 def group_globs(group: Iterable[str], others: Iterable[str]) -> tuple[str, ...] | None:
-    """A few globs matching every path of `group` and no path of `others`; None when there are none."""
+    """A few globs matching every path of `group` and no path of `others`; None when there are none.
+
+    Single parts of the names first (and character classes of them); two parts together only when
+    those cannot say the group (`pytorch-*-cuda12_8-*`: the PyTorch recipes of CUDA 12.8, not its
+    torchvision ones)."""
     members = sorted(set(group))
     outsiders = [p for p in set(others) if p not in set(members)]
     if not members:
         return None
     if len(members) == 1:
         return exact_globs(members)
+    patterns = [pattern for path in members for pattern in _patterns(path)]
+    patterns += [(pattern, index + 1000) for pattern, index in _class_patterns(members)]  # a tie: words win
+    found = _cover(members, outsiders, patterns)
+    if found is None:
+        found = _cover(members, outsiders, patterns + [p for path in members for p in _pair_patterns(path)])
+    return found
+
+
+def _cover(members: list[str], outsiders: list[str], patterns: list[tuple[str, int]]) -> tuple[str, ...] | None:
     covers: dict[str, set[str]] = {}
     position: dict[str, int] = {}
-    for path in members:
-        for pattern, index in _patterns(path):
-            if pattern not in covers:
-                covers[pattern] = {p for p in members if matches(p, (pattern,))}
-                position[pattern] = index
-    for pattern, index in _class_patterns(members):  # after the plain ones: on a tie, words win
+    for pattern, index in patterns:
         if pattern not in covers:
             covers[pattern] = {p for p in members if matches(p, (pattern,))}
-            position[pattern] = index + 1000
+            position[pattern] = index
     usable = {pattern: covered for pattern, covered in covers.items()
               if not any(matches(p, (pattern,)) for p in outsiders)}
     chosen: list[str] = []

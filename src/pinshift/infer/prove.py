@@ -107,7 +107,8 @@ def attempt(state: State, candidate: Candidate, setting: Setting, kinds) -> Acce
             break
         files = narrowed(state, sorted(keep))
         if files is False:
-            first = first or f"the {len(keep)} files it can change are not said by a few globs"
+            first = (f"{first}; " if first else "") + (f"no few globs say the {len(keep)} files where it "
+                                                        "is right without the others")
     if fallback is not None:
         return attempt_with(state, candidate, fallback, setting, kinds)
     return Dropped(candidate, first or "no files to run on")
