@@ -22,8 +22,10 @@ the file's line endings, or on the same line in a one-line attrset. With `after`
 new binding goes right after that binding instead of after the last one (a blank line
 separates it when one separates `after` from the binding that follows it); with
 `comment`, a `# comment` line indented like the new binding goes above it. An existing
-binding keeps its place and its comments: only its value changes. Running it twice
-changes nothing the second time.
+binding keeps its place and its comments: only its value changes. `blank-line` overrides
+the file's habit for an inserted binding: "before" puts a blank line above it, "none" none
+(it joins the binding before it, as `propagatedBuildInputs` right under `pname`). Running it
+twice changes nothing the second time.
 
 The value is Nix source, parsed before anything runs: a value that does not parse is
 a parameter error. Bytes are written as given.
@@ -46,6 +48,8 @@ Parameters:
            attrset the new binding goes into, e.g. "pname") instead of after the last.
   comment  str, optional. One line of text written as a `# comment` above an inserted
            binding (a leading `#` is kept, else `# ` is added).
+  blank-line  "auto" (default), "before" or "none". A blank line above an inserted binding:
+           as the attrset separates its bindings, always, or never.
 
 Example recipe step:
     [[steps]]
@@ -78,6 +82,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 from pinshift.errors import ParamError
 from pinshift.edits import Edit
@@ -101,6 +106,7 @@ class Params:
     after: str | None = None
     comment: str | None = None
     where: str = "result"
+    blank_line: Literal["auto", "before", "none"] = "auto"
 
     def __post_init__(self) -> None:
         if self.where not in WHERE and not _SEGMENT.match(self.where):
@@ -194,8 +200,16 @@ def _set_in(doc, target, leading: tuple, params: Params, out: StepOutput) -> Non
                                            "inserted after the last binding")
     if params.comment is not None and not layout.ends_its_line(doc.data, anchor.end_byte):
         out.warn(anchor.end_byte, f"the attrset is on one line: {params.path} inserted without its comment")
-    out.edits.append(layout.insert_after_binding(doc.data, siblings, text, f"{NAME}: insert {params.path}",
-                                                 after=anchor, comment=params.comment_line))
+    edit = layout.insert_after_binding(doc.data, siblings, text, f"{NAME}: insert {params.path}",
+                                       after=anchor, comment=params.comment_line)
+    newline = layout.eol(doc.data)
+    if params.blank_line != "auto" and edit.replacement.startswith(newline):
+        lines = edit.replacement
+        while lines.startswith(newline):
+            lines = lines[len(newline):]
+        lines = (newline * 2 if params.blank_line == "before" else newline) + lines
+        edit = Edit(edit.start, edit.end, lines, edit.reason)
+    out.edits.append(edit)
 
 
 def _dotted(doc, binding) -> str | None:

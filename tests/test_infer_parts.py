@@ -100,7 +100,11 @@ def test_a_group_of_two_kinds_gets_one_glob_per_kind():
 
 
 def test_a_group_no_glob_describes_has_no_globs_and_one_file_is_its_own_path():
-    assert group_globs([GPU[0], CPU[1]], [GPU[1], CPU[0]]) is None
+    # (two parts together say it: the CUDA 12.8 AVX2 recipes and the CPU ARMv9 one, issue 34)
+    assert group_globs([GPU[0], CPU[1]], [GPU[1], CPU[0]]) == (".flox/pkgs/*-cpu-armv9.nix",
+                                                               ".flox/pkgs/*-cuda12_8-*-avx2.nix")
+    more = [".flox/pkgs/p-cuda12_8-sm90-avx2.nix", ".flox/pkgs/q-cuda12_9-sm61-avx2.nix"]
+    assert group_globs([GPU[0], CPU[1]], [GPU[1], CPU[0]] + more) is None
     assert group_globs(["pkgs/a[1].nix"], ["pkgs/b.nix"]) == ("pkgs/a[[]1[]].nix",)
     assert exact_globs(["b", "a*"]) == ("a[*]", "b")
 

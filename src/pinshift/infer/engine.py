@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +42,7 @@ PHASES = (
     ("pin-nixpkgs", propose_pins.propose_pin_nixpkgs),
     ("pin-swap", propose_pins.propose_pin_swaps),
     ("rename-attr", propose_nix.propose_attr_renames),
+    ("rename-binding", propose_nix.propose_binding_renames),
     ("set-binding", propose_nix.propose_bindings),
     ("replace-in-strings", propose_strings.propose_string_replacements),
     ("metadata-rev", propose_nix.propose_metadata_revs),
@@ -161,22 +163,66 @@ def recipe_tables(inference: Inference) -> tuple[dict, list[dict]]:
     setting, repository = inference.setting, inference.comparison.repository
     base = setting.branches["base"] if repository.branch_commit(setting.branches["base"]) else ""
     target = setting.branches["target"] if repository.branch_commit(setting.branches["target"]) else ""
-    recipe = {"name": target or "inferred",
-              "description": f"Inferred by pinshift infer from {setting.base} to {setting.target}",
+    subject = repository.subject(inference.comparison.target_commit)
+    recipe = {"name": target or recipe_name(subject) or "inferred",
+              "description": (f"{subject} (inferred by pinshift infer from {setting.base} to {setting.target})"
+                              if subject else f"Inferred by pinshift infer from {setting.base} to {setting.target}"),
               "base": base, "target": target, "files": list(setting.recipe_files)}
     steps = []
-    for accepted in inference.steps:
+    for accepted, title in zip(inference.steps, distinct_titles(inference.steps)):
         candidate = accepted.candidate
-        title = candidate.title
-        if candidate.files is None and accepted.files is not None and len(accepted.files) <= 2 \
-                and len(candidate.intended) > 1:
-            title += f" ({', '.join(glob.rpartition('/')[2] for glob in accepted.files)})"
         message = draft_message(title, candidate.detail)
         table = {"kind": candidate.kind, "title": title, "message": message, "params": candidate.params}
         if accepted.files is not None:
             table["files"] = list(accepted.files)
         steps.append(table)
     return recipe, steps
+
+
+def recipe_name(subject: str) -> str:
+    """A recipe name from a commit subject: `Add CUDA 12.x variants` -> `add-cuda-12.x-variants`.
+
+        >>> recipe_name("Add CUDA 12.x variants"), recipe_name("vLLM 0.16.0: bump (#42)")
+        ('add-cuda-12.x-variants', 'vllm-0.16.0-bump-42')
+    """
+    words = re.findall(r"[A-Za-z0-9][A-Za-z0-9._]*", subject.lower())
+    name = "-".join(w.rstrip(".") for w in words)
+    return name[:60].rstrip("-.")
+
+
+def distinct_titles(steps: list[Accepted]) -> list[str]:
+    """Each step's title, told apart from the others': a step restricted to a group of files says which
+    (its one or two globs); titles still alike show more of their text, then the files they run on."""
+    titles = []
+    for accepted in steps:
+        candidate = accepted.candidate
+        title = candidate.title
+        if candidate.files is None and accepted.files is not None and len(accepted.files) <= 2 \
+                and len(candidate.intended) > 1:
+            title += f" ({', '.join(glob.rpartition('/')[2] for glob in accepted.files)})"
+        titles.append(title)
+    for limit in (80, 160):
+        if len(set(titles)) == len(titles):
+            break
+        for index, accepted in enumerate(steps):
+            if titles.count(titles[index]) > 1 and accepted.candidate.retitle is not None:
+                titles[index] = accepted.candidate.retitle(limit)
+    alike = [titles.count(title) > 1 for title in titles]
+    for index, accepted in enumerate(steps):
+        if alike[index]:
+            files = accepted.files or ()
+            where = ", ".join(glob.rpartition("/")[2] for glob in files[:2]) if files else "the recipe's files"
+            titles[index] = f"{titles[index]} ({where}{', …' if len(files) > 2 else ''})"
+    alike = [titles.count(title) > 1 for title in titles]  # (still alike: the same step twice) numbered
+    numbered = list(titles)
+    for index, title in enumerate(titles):
+        if alike[index]:
+            numbered[index] = f"{title} ({_ordinal(titles[: index + 1].count(title))})"
+    return numbered
+
+
+def _ordinal(number: int) -> str:
+    return {1: "first", 2: "second", 3: "third"}.get(number, f"number {number}")
 
 
 MAX_PROOF_ROUNDS = 24

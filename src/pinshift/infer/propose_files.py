@@ -10,15 +10,17 @@ no longer has make one remove-files step, selected by globs of their names.
 
 from __future__ import annotations
 
+import difflib
 from collections import defaultdict
 
 from pinshift.globs import matches
 from pinshift.infer.candidates import Candidate, Setting, short
-from pinshift.infer.groups import exact_globs, group_globs
-from pinshift.infer.names import name_change
+from pinshift.infer.groups import describe, exact_globs, group_globs
+from pinshift.infer.names import _NAME_TOKEN as _NAME_TOKENS, change_words, inserted_text, name_change
 from pinshift.infer.state import State
 from pinshift.migrations._file_names import Naming, stem
-from pinshift.syntax.queries import bindings
+from pinshift.migrations.replace_in_strings import bound_strings
+from pinshift.syntax.queries import STRING_TYPES, bindings, unwrap
 
 def _directory(path: str) -> str:
     return path.rpartition("/")[0]
@@ -43,20 +45,30 @@ def propose_renames(state: State, setting: Setting) -> list[Candidate]:
     for change, moves in sorted(groups.items(), key=lambda item: (-len(item[1]), item[1][0])):
         params = _params(change)
         first = f"{moves[0][0].rpartition('/')[2]} to {moves[0][1].rpartition('/')[2]}"
-        title = f"Rename the files from {change[0]} to {change[1]}" if not change[2] else \
-            f"Rename {first}" + (" and the like" if len(moves) > 1 else "")
+        words, kind = change_words(change)
+        title = {"replace": f"Rename the files from {change[0]} to {change[1]}",
+                 "prefix": f"Prefix {_plural(len(moves), 'file name')} with {inserted_text(change)}",
+                 "insert": f"Add {words} to {_plural(len(moves), 'file name')}"}[kind] if len(moves) > 1 else \
+            f"Rename {first}"
         intended = tuple(p for move in moves for p in move)
-        detail = (f"{_plural(len(moves), 'file')} renamed ({moves[0][0]} -> {moves[0][1]}"
-                  f"{' and the like' if len(moves) > 1 else ''}); each file's references to its own name in "
-                  "strings and comments (pname, the header comment) follow it.")
+        more = f" and {_plural(len(moves) - 1, 'more')}" if len(moves) > 1 else ""
+        detail = (f"{_plural(len(moves), 'file')} renamed ({moves[0][0]} -> {moves[0][1]}{more}); each file's "
+                  "references to its own name in strings and comments (pname, the header comment) follow it.")
         found.append(Candidate("rename-files", params, title, intended, order=(moves[0][0],), detail=detail))
     return found
+
+
+MAX_SOURCES = 16  # candidate sources compared by content for each new file (the smallest name changes)
+MAX_VALUE_TEXT = 40  # a string value longer than this, or with spaces, is text: later steps replace in it
 
 
 def clone_values(state: State, source: str, target_path: str) -> dict[str, str]:
     """Binding path -> TARGET's value for the bindings a clone has of its own: those that differ from its
     source's, in TARGET and now, beyond the clone's name. A binding TARGET changed in the source too (a
-    description every file got) is not the clone's own: a later step makes it in both."""
+    description every file got) is not the clone's own: a later step makes it in both. Only the innermost
+    of nested ones (`cudaPackages` in the overlay, not `overlays` or `nixpkgs_pinned` around it), and only
+    values that are code or a short word-like string (`"90"`, `"sm_90"`): text with spaces is left to a
+    later replace-in-strings, which says the change in words."""
     clone = state.target_doc(target_path)
     if clone is None or not hasattr(clone, "root"):
         return {}
@@ -66,50 +78,123 @@ def clone_values(state: State, source: str, target_path: str) -> dict[str, str]:
         return {}
     mine = _values(clone)
     theirs = [_values(doc) for doc in sources]
-    differing = {path: text for path, text in mine.items()
-                 if all(path in other and other[path] != text and other[path].replace(old_stem, new_stem) != text
-                        for other in theirs)}
-    return {path: text for path, text in sorted(differing.items())
-            if not any(other.startswith(path + ".") for other in differing)}
+    differing = {path: value for path, value in mine.items()
+                 if all(path in other and other[path][0] != value[0]
+                        and other[path][0].replace(old_stem, new_stem) != value[0] for other in theirs)}
+    innermost = {path: value for path, value in differing.items()
+                 if not any(other != path and _holds(value[1], inner[1]) for other, inner in differing.items())}
+    return {path: text for path, (text, node) in sorted(innermost.items()) if _code_or_word(node, text)}
 
 
-def _values(doc) -> dict[str, str]:
-    """Dotted binding path -> its value's source, for paths bound to one value only."""
-    found: dict[str, list[str]] = defaultdict(list)
+def _holds(outer, inner) -> bool:
+    return outer.start_byte <= inner.start_byte and inner.end_byte <= outer.end_byte and outer != inner
+
+
+def _code_or_word(node, text: str) -> bool:
+    """A value clone-files should set: code (not a string, nor strings joined with `+`), or a one-line string
+    without spaces or `${`."""
+    node = unwrap(node)
+    if node.type not in STRING_TYPES:
+        return not list(bound_strings(node))
+    inner = text[1:-1] if node.type == "string_expression" else text[2:-2]
+    return len(inner) <= MAX_VALUE_TEXT and not any(c.isspace() for c in inner) and "${" not in inner
+
+
+def _values(doc) -> dict[str, tuple[str, object]]:
+    """Dotted binding path -> (its value's source, the value node), for paths bound to one value only."""
+    found: dict[str, list[tuple[str, object]]] = defaultdict(list)
     for binding in bindings(doc):
         if None not in binding.path:
-            found[binding.dotted].append(doc.text(binding.value).decode("utf-8", "surrogateescape"))
-    return {path: texts[0] for path, texts in found.items() if len(set(texts)) == 1}
+            found[binding.dotted].append((doc.text(binding.value).decode("utf-8", "surrogateescape"), binding.value))
+    return {path: values[0] for path, values in found.items() if len({text for text, _ in values}) == 1}
+
+
+def _change_size(change: tuple[str, str, bool]) -> int:
+    """How much of a name a change touches: name tokens of `from` (a regex counts as large)."""
+    return 99 if change[2] else len(_NAME_TOKENS.findall(change[0]))
+
+
+def _similarity(state: State, source: str, target_path: str) -> float:
+    """How alike the source (with the clone's name) and TARGET's new file are, line by line."""
+    before, after = state.read(source), state.comparison.target_read(target_path)
+    if before is None or after is None:
+        return 0.0
+    before = before.replace(stem(source).encode(), stem(target_path).encode())
+    return difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(), autojunk=False).ratio()
+
+
+def clone_source(state: State, target_path: str, by_directory: dict) -> tuple[str, tuple] | None:
+    """(source, name change) for a new TARGET file: among the current files of its directory whose name one
+    change turns into its name, the smallest changes first, then the one most alike it (git's pick on a tie)."""
+    directory, name = _directory(target_path), target_path.rpartition("/")[2]
+    options = []
+    for path in by_directory.get(directory, ()):
+        change = name_change(path.rpartition("/")[2], name)
+        if change is not None:
+            options.append((_change_size(change), path, change))
+    if not options:
+        return None
+    options.sort(key=lambda o: (o[0], o[1] != state.comparison.copied.get(target_path), o[1]))
+    smallest = [o for o in options if o[0] == options[0][0]][:MAX_SOURCES]
+    git_pick = state.comparison.copied.get(target_path)
+    best = max(smallest, key=lambda o: (round(_similarity(state, o[1], target_path), 3), o[1] == git_pick))
+    return best[1], best[2]
 
 
 def propose_clones(state: State, setting: Setting) -> list[Candidate]:
+    comparison = state.comparison
+    new = [p for p in sorted(set(comparison.copied) | comparison.added) if not state.has(p)]
+    by_directory: dict[str, list[str]] = defaultdict(list)
+    for path in state.paths():
+        by_directory[_directory(path)].append(path)
     groups: dict[tuple, list[tuple[str, str]]] = defaultdict(list)
-    for target_path, source in sorted(state.comparison.copied.items()):
-        if not state.has(source) or state.has(target_path) or _directory(source) != _directory(target_path):
+    for target_path in new:
+        found = clone_source(state, target_path, by_directory)
+        if found is None:
             continue
-        change = name_change(source.rpartition("/")[2], target_path.rpartition("/")[2])
-        if change is None:
-            continue
+        source, change = found
         values = clone_values(state, source, target_path)
         groups[(change, tuple(sorted(values.items())))].append((source, target_path))
-    found = []
+    found_candidates = []
     for (change, values), copies in sorted(groups.items(), key=lambda item: (-len(item[1]), item[1][0])):
         params = _params(change)
         sources = {source for source, _ in copies}
+        targets = {target for _, target in copies}
+        existing = (set(state.paths()) | set(new)) - targets  # what the step may see when it runs
         naming = Naming(*change)
-        would = {p for p in state.paths() if matches(p, setting.recipe_files) and naming.new_name(p.rpartition("/")[2])}
+        would = {p for p in existing if matches(p, setting.recipe_files) and naming.new_name(p.rpartition("/")[2])}
         if would != sources:
-            others = set(state.paths()) - sources
-            params["select"] = list(group_globs(sources, others) or exact_globs(sources))
+            select = describe(sources, existing - sources)
+            if select is None:
+                continue  # no few globs say which files are copied: residue rather than a list of dozens
+            params["select"] = list(select)
         if values:
             params["values"] = dict(values)
-        title = f"Add {change[1]} variants copied from the {change[0]} ones" if not change[2] else \
-            f"Add {len(copies)} copies of {short(copies[0][0].rpartition('/')[2])} and the like"
         intended = tuple(p for copy in copies for p in copy)
-        detail = (f"{_plural(len(copies), 'new file')}, each a copy of its {change[0]} file named {change[1]}"
-                  + (f", with {', '.join(f'{k} = {short(v)}' for k, v in values)}" if values else "") + ".")
-        found.append(Candidate("clone-files", params, title, intended, order=(copies[0][0],), detail=detail))
-    return found
+        found_candidates.append(Candidate("clone-files", params, clone_title(change, copies), intended,
+                                          order=(copies[0][0],), detail=clone_detail(change, copies, values)))
+    return found_candidates
+
+
+def clone_title(change: tuple[str, str, bool], copies: list[tuple[str, str]]) -> str:
+    """`Add 52 cuda12_8 variants of the cuda12_9 recipes`, `Add 3 copies whose names start with pkg-`, in words."""
+    if len(copies) == 1:
+        return f"Add {copies[0][1].rpartition('/')[2]}, a copy of {copies[0][0].rpartition('/')[2]}"
+    words, kind = change_words(change)
+    if kind == "replace":
+        return f"Add {len(copies)} {change[1]} variants of the {change[0]} recipes"
+    if kind == "prefix":
+        return f"Add {len(copies)} copies whose names start with {inserted_text(change)}"
+    return f"Add {len(copies)} copies whose names gain {words}"
+
+
+def clone_detail(change: tuple[str, str, bool], copies: list[tuple[str, str]], values) -> str:
+    first = f"{copies[0][0].rpartition('/')[2]} -> {copies[0][1].rpartition('/')[2]}"
+    more = f" and {_plural(len(copies) - 1, 'more')}" if len(copies) > 1 else ""
+    what = _plural(len(copies), "new file")
+    set_values = f"; in each copy {', '.join(f'{k} = {short(v)}' for k, v in values)}" if values else ""
+    return (f"{what} copied from an existing recipe ({first}{more}), its own name in its strings and comments"
+            f"{set_values}.")
 
 
 def propose_removals(state: State, setting: Setting) -> list[Candidate]:
