@@ -87,6 +87,24 @@ def test_after_a_dotted_binding_in_a_nested_attrset(tmp_path):
     assert changed["recipe.nix"] == b"x.overrideAttrs (o: {\n  meta = {\n    a.b = 1;\n    x = 3;\n    c = 2;\n  };\n})\n"
 
 
+@pytest.mark.parametrize("blank_line, expected_text", [
+    ("auto", "x.overrideAttrs (o: {\n  a = 1;\n\n  c = 3;\n\n  b = 2;\n})\n"),  # as a and b are separated
+    ("none", "x.overrideAttrs (o: {\n  a = 1;\n  c = 3;\n\n  b = 2;\n})\n"),
+    ("before", "x.overrideAttrs (o: {\n  a = 1;\n\n  c = 3;\n\n  b = 2;\n})\n"),
+])
+def test_blank_line_overrides_the_files_habit_above_an_inserted_binding(tmp_path, blank_line, expected_text):
+    text = "x.overrideAttrs (o: {\n  a = 1;\n\n  b = 2;\n})\n"
+    _, changed = run_step("set-binding", {"path": "c", "value": "3", "after": "a", "blank-line": blank_line},
+                          _tree(tmp_path, text))
+    assert changed["recipe.nix"] == expected_text.encode()
+
+
+def test_blank_line_before_in_an_unseparated_attrset(tmp_path):
+    _, changed = run_step("set-binding", {"path": "c", "value": "3", "blank-line": "before"},
+                          _tree(tmp_path, "x.overrideAttrs (o: {\n  a = 1;\n  b = 2;\n})\n"))
+    assert changed["recipe.nix"] == b"x.overrideAttrs (o: {\n  a = 1;\n  b = 2;\n\n  c = 3;\n})\n"
+
+
 def test_a_missing_after_binding_is_reported_and_the_binding_goes_last(tmp_path):
     text = "x.overrideAttrs (o: {\n  a = 1;\n})\n"
     plan, changed = run_step("set-binding", {"path": "c", "value": "3", "after": "pname"}, _tree(tmp_path, text))

@@ -51,7 +51,7 @@ def propose_renames(state: State, setting: Setting) -> list[Candidate]:
                  "insert": f"Add {words} to {_plural(len(moves), 'file name')}"}[kind] if len(moves) > 1 else \
             f"Rename {first}"
         intended = tuple(p for move in moves for p in move)
-        more = f" and {_plural(len(moves) - 1, 'more')}" if len(moves) > 1 else ""
+        more = f" and {len(moves) - 1} more" if len(moves) > 1 else ""
         detail = (f"{_plural(len(moves), 'file')} renamed ({moves[0][0]} -> {moves[0][1]}{more}); each file's "
                   "references to its own name in strings and comments (pname, the header comment) follow it.")
         found.append(Candidate("rename-files", params, title, intended, order=(moves[0][0],), detail=detail))
@@ -190,7 +190,7 @@ def clone_title(change: tuple[str, str, bool], copies: list[tuple[str, str]]) ->
 
 def clone_detail(change: tuple[str, str, bool], copies: list[tuple[str, str]], values) -> str:
     first = f"{copies[0][0].rpartition('/')[2]} -> {copies[0][1].rpartition('/')[2]}"
-    more = f" and {_plural(len(copies) - 1, 'more')}" if len(copies) > 1 else ""
+    more = f" and {len(copies) - 1} more" if len(copies) > 1 else ""
     what = _plural(len(copies), "new file")
     set_values = f"; in each copy {', '.join(f'{k} = {short(v)}' for k, v in values)}" if values else ""
     return (f"{what} copied from an existing recipe ({first}{more}), its own name in its strings and comments"

@@ -127,10 +127,16 @@ class _Change:
         return moved
 
 
+_BASE64_TAIL = re.compile(rb"[A-Za-z0-9+/]{20,}={0,2}\Z")
+
+
 def _word_at(text: bytes, index: int, direction: int) -> bool:
-    """Whether byte `index` belongs to the word being widened towards `direction` (-1: left, 1: right)."""
+    """Whether byte `index` belongs to the word being widened towards `direction` (-1: left, 1: right);
+    the `=` padding that ends a base64 hash does."""
     byte = text[index : index + 1]
     if byte.isalnum() or byte == b"_":
+        return True
+    if byte == b"=" and direction == 1 and _BASE64_TAIL.search(text, 0, index):
         return True
     beyond = text[index + direction : index + direction + 1] if 0 <= index + direction < len(text) else b""
     return byte in (b".", b"-", b"+") and (beyond.isalnum() or beyond == b"_")
@@ -227,13 +233,15 @@ def _comment_change(doc, target_doc, hunk) -> "_Change | None":
 
 def _merged(changes: list[tuple["_Change", int]]) -> list[tuple["_Change", int]]:
     """Changes of one fragment that overlap or are apart by spaces only (same line) become one:
-    `Python: 3.13` -> `Python 3.13 (CUDA 12.9 build)` rather than a colon removed and words added."""
+    `Python: 3.13` -> `Python 3.13 (CUDA 12.9 build)` rather than a colon removed and words added; so do
+    alternatives joined by a slash (`RTX 3090/A40` -> `H100/L40S`)."""
     out: list[tuple[_Change, int]] = []
     for change, offset in sorted(changes, key=lambda item: (item[0].where, item[0].start)):
         if out:
             last, _ = out[-1]
             gap = change.fragment[last.end : change.start]
-            if last.where == change.where and (change.start <= last.end or (not gap.strip() and b"\n" not in gap)):
+            if last.where == change.where and (change.start <= last.end or (gap.strip() in (b"", b"/")
+                                                                             and b"\n" not in gap)):
                 last.end, last.new_end = max(last.end, change.end), max(last.new_end, change.new_end)
                 continue
         out.append((change, offset))
@@ -337,7 +345,8 @@ def propose_string_replacements(state: State, setting: Setting) -> list[Candidat
             params["comments"] = True
         first = min(((p,) + rest for p in places), key=lambda k: where[k])
         shown_old, shown_new = shown[first]
-        listed = " and ".join(([("comments")] if COMMENTS in places else []) + paths)
+        listed = ", ".join((["comments"] if COMMENTS in places else []) + paths)
+        listed = " and ".join(listed.rsplit(", ", 1))
         detail = (f"In {listed} of {len(files)} file{'s' if len(files) != 1 else ''}: "
                   f"{short(shown_old, 60)!r} -> {short(shown_new, 60)!r}.")
         title = replacement_title(places, shown_old, shown_new, regex)
