@@ -59,6 +59,7 @@ def propose_renames(state: State, setting: Setting) -> list[Candidate]:
 
 
 MAX_SOURCES = 16  # candidate sources compared by content for each new file (the smallest name changes)
+MAX_PAIRS = 200_000  # new files x files of their directories beyond which only git's copy source is looked at
 MAX_VALUE_TEXT = 40  # a string value longer than this, or with spaces, is text: later steps replace in it
 
 
@@ -123,12 +124,18 @@ def _similarity(state: State, source: str, target_path: str) -> float:
     return difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(), autojunk=False).ratio()
 
 
-def clone_source(state: State, target_path: str, by_directory: dict) -> tuple[str, tuple] | None:
+def clone_source(state: State, target_path: str, by_directory: dict, search: bool = True) -> tuple[str, tuple] | None:
     """(source, name change) for a new TARGET file: among the current files of its directory whose name one
-    change turns into its name, the smallest changes first, then the one most alike it (git's pick on a tie)."""
+    change turns into its name, the smallest changes first, then the one most alike it (git's pick on a tie).
+    Without `search` (a very large commit), only the file git says it was copied from."""
     directory, name = _directory(target_path), target_path.rpartition("/")[2]
+    git_pick = state.comparison.copied.get(target_path)
+    if search:
+        looked_at = by_directory.get(directory, ())
+    else:
+        looked_at = [git_pick] if git_pick is not None and state.has(git_pick) else []
     options = []
-    for path in by_directory.get(directory, ()):
+    for path in looked_at:
         change = name_change(path.rpartition("/")[2], name)
         if change is not None:
             options.append((_change_size(change), path, change))
@@ -136,7 +143,6 @@ def clone_source(state: State, target_path: str, by_directory: dict) -> tuple[st
         return None
     options.sort(key=lambda o: (o[0], o[1] != state.comparison.copied.get(target_path), o[1]))
     smallest = [o for o in options if o[0] == options[0][0]][:MAX_SOURCES]
-    git_pick = state.comparison.copied.get(target_path)
     best = max(smallest, key=lambda o: (round(_similarity(state, o[1], target_path), 3), o[1] == git_pick))
     return best[1], best[2]
 
@@ -148,8 +154,9 @@ def propose_clones(state: State, setting: Setting) -> list[Candidate]:
     for path in state.paths():
         by_directory[_directory(path)].append(path)
     groups: dict[tuple, list[tuple[str, str]]] = defaultdict(list)
+    search = sum(len(by_directory.get(_directory(p), ())) for p in new) <= MAX_PAIRS
     for target_path in new:
-        found = clone_source(state, target_path, by_directory)
+        found = clone_source(state, target_path, by_directory, search)
         if found is None:
             continue
         source, change = found

@@ -101,6 +101,22 @@ class _Change:
         if not self.old:
             self.widen()
 
+    def literal_context(self) -> None:
+        """Take in the fewest bytes of equal context, to the end of the line then to its start, that make `old`
+        no longer part of `new` (`3.13` -> `3.13 (CUDA build)` is `3.13\\n` -> `3.13 (CUDA build)\\n`); word by word
+        beyond the line when that is not enough. Unchanged when nothing does: a regular expression then."""
+        start, end, new_start, new_end = self.start, self.end, self.new_start, self.new_end
+        while self.old in self.new and not self.old.endswith(b"\n") and self._right():
+            pass
+        while self.old in self.new and not self.old.startswith(b"\n") and self._left():
+            pass
+        if self.old not in self.new:
+            return
+        while self.old in self.new and self.widen():
+            pass
+        if self.old in self.new:
+            self.start, self.end, self.new_start, self.new_end = start, end, new_start, new_end
+
     def widen(self) -> bool:
         """One more word of context, alternating left and right; False when there is none."""
         for side in ((self._widen_left, self._widen_right) if self.turn % 2 == 0 else
@@ -192,8 +208,8 @@ def string_changes(state: State, path: str, target_path: str) -> list[tuple[str,
         if not crowded or not any(change.widen() for change in crowded):
             break
     for change, _ in changes:  # literal where a little more context can say it: regex only when none can
-        while change.old and change.old in change.new and change.widen():
-            pass
+        if change.old and change.old in change.new:
+            change.literal_context()
     return [(c.path, c.old, c.new, offset) for c, offset in changes if c.old]
 
 
