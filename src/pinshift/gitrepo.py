@@ -407,6 +407,15 @@ class Repository:
     def short(self, commit: str) -> str:
         return self.repo.git.rev_parse("--short", commit)
 
+    def first_parent(self, commit: str) -> str | None:
+        """The commit `commit` was made on (None for a root commit or when git cannot tell)."""
+        import git
+
+        try:
+            return self.repo.git.rev_parse("--verify", "-q", f"{commit}^1")
+        except git.GitCommandError:
+            return None
+
     def subject(self, commit: str) -> str:
         """The first line of `commit`'s message (empty when git cannot read it)."""
         import git

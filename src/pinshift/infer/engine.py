@@ -163,10 +163,13 @@ def recipe_tables(inference: Inference) -> tuple[dict, list[dict]]:
     setting, repository = inference.setting, inference.comparison.repository
     base = setting.branches["base"] if repository.branch_commit(setting.branches["base"]) else ""
     target = setting.branches["target"] if repository.branch_commit(setting.branches["target"]) else ""
-    subject = repository.subject(inference.comparison.target_commit)
+    comparison = inference.comparison
+    subject = repository.subject(comparison.target_commit)
+    one_commit = repository.first_parent(comparison.target_commit) == comparison.base_commit
     recipe = {"name": target or recipe_name(subject) or "inferred",
               "description": (f"{subject} (inferred by pinshift infer from {setting.base} to {setting.target})"
-                              if subject else f"Inferred by pinshift infer from {setting.base} to {setting.target}"),
+                              if subject and one_commit else
+                              f"Inferred by pinshift infer from {setting.base} to {setting.target}"),
               "base": base, "target": target, "files": list(setting.recipe_files)}
     steps = []
     for accepted, title in zip(inference.steps, distinct_titles(inference.steps)):
