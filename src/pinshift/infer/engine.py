@@ -301,4 +301,3 @@ def _keep_off(inference: Inference, plan: Plan, wrong: dict[str, str]) -> None:
                                                                   f"proof{how})"))
         else:
             accepted.files = files
-            accepted.kept_off.update(culprits[index])

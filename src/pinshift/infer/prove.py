@@ -13,7 +13,7 @@ reason is reported.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from pinshift.errors import PinshiftError
 from pinshift.globs import matches
@@ -35,7 +35,6 @@ class Accepted:
     candidate: Candidate
     files: tuple[str, ...] | None
     plan: StepPlan
-    kept_off: set[str] = field(default_factory=set)  # files the whole recipe's proof kept it off
 
 
 @dataclass
