@@ -185,9 +185,11 @@ def propose_clones(state: State, setting: Setting) -> list[Candidate]:
 
 def clone_title(change: tuple[str, str, bool], copies: list[tuple[str, str]]) -> str:
     """`Add 52 cuda12_8 variants of the cuda12_9 recipes`, `Add 3 copies whose names start with pkg-`, in words."""
-    if len(copies) == 1:
-        return f"Add {copies[0][1].rpartition('/')[2]}, a copy of {copies[0][0].rpartition('/')[2]}"
     words, kind = change_words(change)
+    if len(copies) == 1:
+        name = copies[0][1].rpartition("/")[2]
+        return f"Add {name}, copied from the {change[0]} one" if kind == "replace" else \
+            f"Add {name}, a copy of {copies[0][0].rpartition('/')[2]}"
     if kind == "replace":
         return f"Add {len(copies)} {change[1]} variants of the {change[0]} recipes"
     if kind == "prefix":
