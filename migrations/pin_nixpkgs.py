@@ -305,6 +305,7 @@ class _Conversion:
         self.universal = function.child_by_field_name("universal")
         self.inlining: set[str] = set()
         self.skipped: list = []  # sibling calls' arguments (companions = "import"): taken out of the conversion
+        self._skipped_ids: set | None = None
 
     # which names a replacement brings in, and whether they still mean the same at a site
 
@@ -466,7 +467,11 @@ class _Conversion:
         return True
 
     def _skipped(self, node) -> bool:
-        return any(_inside(node, outer) for outer in self.skipped)
+        """Whether `node` is inside a sibling call's arguments (ids gathered once: linear in the file)."""
+        if self._skipped_ids is None:
+            self._skipped_ids = {n.id for outer in self.skipped
+                                 for n in walk(outer, "variable_expression", "inherit")}
+        return node.id in self._skipped_ids
 
     def _inherit_checks(self) -> None:
         for inherit in walk(self.body, "inherit"):

@@ -61,14 +61,14 @@ Example recipe step:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pinshift.edits import Edit
 from pinshift.errors import ParamError
 from pinshift.steps import StepContext, StepOutput
 from pinshift.syntax.attrnames import static_name
 from pinshift.syntax.queries import walk
-from pinshift.syntax.scopes import is_nix_global, references_to, resolve
+from pinshift.syntax.scopes import binder_of, inherited_binder, is_nix_global, resolve
 
 NAME = "rename-binding"
 LANGUAGES = ("nix",)
@@ -202,15 +202,54 @@ def _name_edit(doc, node, new: str, why: str) -> Edit:
     return Edit(inner[0].start_byte, inner[-1].end_byte, new.encode(), why)
 
 
-def _rename(doc, binder: _Binder, out: StepOutput) -> list[Edit] | None:
+@dataclass
+class _Uses:
+    """Every use of the names a step looks at, found in one pass over the file: name -> [(identifier, binder)]."""
+
+    by_name: dict
+    _groups: dict = field(default_factory=dict)
+
+    def bound_in(self, name: str, container) -> list:
+        """The uses of `name` bound by `container` (grouped once per name: each binder reads its own)."""
+        groups = self._groups.setdefault(name, {})
+        if not groups and self.by_name[name]:
+            for node, bound in self.by_name[name]:
+                groups.setdefault(bound.scope.id if bound.scope is not None else None, []).append((node, bound))
+        return groups.get(container.id, [])
+
+    def enclosed(self, name: str, containers: dict) -> dict:
+        """container id -> the uses of `name` inside it, for the given containers (each use climbs its ancestors once)."""
+        found: dict = {}
+        for node, bound in self.by_name[name]:
+            ancestor = node.parent
+            while ancestor is not None:
+                if ancestor.id in containers:
+                    found.setdefault(ancestor.id, []).append((node, bound))
+                ancestor = ancestor.parent
+        return found
+
+    @classmethod
+    def of(cls, doc, names: set[str]) -> "_Uses":
+        found: dict[str, list] = {name: [] for name in names}
+        for variable in walk(doc.root, "variable_expression"):
+            name = doc.text(variable).decode("utf-8", "surrogateescape")
+            if name in found:
+                found[name].append((variable.child_by_field_name("name") or variable, binder_of(doc, variable)))
+        for inherit in walk(doc.root, "inherit"):
+            attrs = inherit.child_by_field_name("attrs")
+            for attr in attrs.children_by_field_name("attr") if attrs is not None else ():
+                name = doc.text(attr).decode("utf-8", "surrogateescape")
+                if attr.type == "identifier" and name in found:
+                    found[name].append((attr, inherited_binder(doc, inherit, attr)))
+        return cls(found)
+
+
+def _rename(doc, binder: _Binder, uses: _Uses, inside_new: list, out: StepOutput) -> list[Edit] | None:
     """The edits renaming one binder and its references; None (after a refusal) when that would change meaning."""
     container, name, new = binder.container, binder.name, binder.new
     why = f"{NAME}: {name} -> {new}"
     edits = [_name_edit(doc, node, new, why) for node in binder.names]
-    for reference in references_to(doc, name):
-        if reference.binder.scope != container:
-            continue
-        node = reference.node
+    for node, bound in uses.bound_in(name, container):
         if node.parent.type != "variable_expression":
             out.refuse(node.start_byte, f"inherit {name}; reads the binding at {doc.location(binder.names[0].start_byte)}"
                                         f" and names an attribute by it: renaming it would rename that attribute too "
@@ -224,17 +263,14 @@ def _rename(doc, binder: _Binder, out: StepOutput) -> list[Edit] | None:
                                         "that instead")
             return None
         edits.append(Edit(node.start_byte, node.end_byte, new.encode(), why))
-    for reference in references_to(doc, new):
-        node = reference.node
-        if not _inside(node, container):
-            continue
-        scope = reference.binder.scope
-        if reference.binder.lexical and scope is not None and scope != container and _inside(scope, container):
+    for node, bound in inside_new:
+        scope = bound.scope
+        if bound.lexical and scope is not None and scope != container and _inside(scope, container):
             continue  # bound further in: keeps meaning what it meant
         meant = {"free": f"Nix's builtin {new}" if is_nix_global(new) else "nothing in this file (free)",
-                 "with": "a name from a `with`"}.get(reference.binder.kind, f"the {reference.binder.kind} binding at "
-                                                   f"{doc.location(reference.binder.name_node.start_byte)}"
-                                                   if reference.binder.name_node is not None else "an outer binding")
+                 "with": "a name from a `with`"}.get(bound.kind, f"the {bound.kind} binding at "
+                                                   f"{doc.location(bound.name_node.start_byte)}"
+                                                   if bound.name_node is not None else "an outer binding")
         out.refuse(node.start_byte, f"{new} here means {meant}; renaming {name} to {new} in this "
                                     f"{_what(container)} would make it mean the renamed binding")
         return None
@@ -247,8 +283,14 @@ def _rename(doc, binder: _Binder, out: StepOutput) -> list[Edit] | None:
 def plan(doc, params: Params, context: StepContext) -> StepOutput:
     out = StepOutput()
     edits: list[Edit] = []
-    for binder in _binders(doc, params, out):
-        renamed = _rename(doc, binder, out)
+    binders = _binders(doc, params, out)
+    uses = _Uses.of(doc, {b.name for b in binders} | {b.new for b in binders}) if binders else None
+    by_new: dict[str, dict] = {}
+    for binder in binders:
+        by_new.setdefault(binder.new, {})[binder.container.id] = binder
+    inside = {new: uses.enclosed(new, containers) for new, containers in by_new.items()}
+    for binder in binders:
+        renamed = _rename(doc, binder, uses, inside[binder.new].get(binder.container.id, []), out)
         if renamed is None:
             return out
         edits.extend(renamed)

@@ -148,3 +148,42 @@ def test_its_docstring_is_its_documentation(run_cli):
     assert result.exit_code == 0
     assert result.stdout.startswith("step kind rename-binding (bundled; files: nix)\n\nrename-binding — rename a `let`")
     assert "python3\\d+Custom" in result.stdout and "Refused" in result.stdout
+
+
+# --- no input may hang it: linear in the file ------------------------------------------------------
+
+
+def test_work_grows_linearly_with_the_bindings_renamed(tmp_path, monkeypatch):
+    """n bindings renamed by one regex (n distinct names): one walk of each kind of node, and a constant number
+    of scope look-ups per binding and per use, at n and 8n (counted, not timed)."""
+    small, large = _counts(tmp_path, monkeypatch, 40), _counts(tmp_path, monkeypatch, 320)
+    assert small["walk"] == large["walk"] == 3  # let/rec containers, variables, inherits: once each
+    for name in ("binder_of", "resolve"):
+        assert large[name] <= 8 * small[name] + 8, (name, small, large)
+        assert large[name] <= 2 * 320, (name, large)  # about one per use: 320 renamed uses
+
+
+def _counts(tmp_path, monkeypatch, n: int) -> dict[str, int]:
+    from pinshift.migrations import rename_binding
+
+    counts = {"walk": 0, "binder_of": 0, "resolve": 0, "inherited_binder": 0}
+    with monkeypatch.context() as patch:
+        for name in counts:
+            original = getattr(rename_binding, name)
+
+            def counted(*args, _name=name, _original=original, **kwargs):
+                counts[_name] += 1
+                return _original(*args, **kwargs)
+
+            patch.setattr(rename_binding, name, counted)
+        _rename_many(tmp_path, n)
+    return counts
+
+
+def _rename_many(tmp_path, n: int) -> None:
+    bindings = "".join(f"  p{i}Custom = {{ v = {i}; }};\n  u{i} = p{i}Custom.v;\n" for i in range(n))
+    folder = tmp_path / str(n)
+    folder.mkdir()
+    (folder / "recipe.nix").write_text(f"let\n{bindings}in {{ inherit u0; }}\n")
+    _, changed = run_step("rename-binding", {"from": r"p(\d+)Custom", "to": r"q\1Custom", "regex": True}, folder)
+    assert changed["recipe.nix"].count(b"Custom") == 2 * n and b"p0Custom" not in changed["recipe.nix"]
