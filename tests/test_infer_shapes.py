@@ -314,3 +314,15 @@ def test_clones_and_a_pin_bump_in_one_commit(clone_and_bump):
     assert "files" not in swap
     assert {(s["params"]["old"], s["params"]["new"]) for s in run.steps[2:]} == {
         ("Turing", "Volta"), ("SM75", "SM70"), ("T4/RTX 2080 Ti", "V100"), ("7.5", "7.0")}
+
+
+def test_a_new_file_that_is_no_copy_is_residue_not_a_clone_of_an_unrelated_recipe(tmp_path):
+    """`magma-cuda12_9-sm90-avx2.nix` is one name change away from `pytorch-python313-cuda12_9-sm90-avx2.nix`,
+    but shares none of its lines: no clone-files is proposed for it."""
+    base = {f"{PKGS}/pytorch-python313-cuda12_9-sm90-avx2.nix": shapes.vllm_recipe("python313", "12_9", "90", "avx2")[1]}
+    magma = '{ callPackage }:\ncallPackage ../../builders/magma.nix { cpuTarget = "avx2"; gpuTarget = "sm90"; }\n'
+    root = shapes.make_repository(tmp_path / "repo", base, {f"{PKGS}/magma-cuda12_9-sm90-avx2.nix": magma}, "MAGMA")
+    code, out, err = pinshift("infer", "base", "target", "--repo", str(root))
+    assert code == 1 and out == ""
+    assert "no step could be inferred: no recipe written" in err
+    assert f"{PKGS}/magma-cuda12_9-sm90-avx2.nix: TARGET adds this file; no step creates it" in err

@@ -59,6 +59,7 @@ def propose_renames(state: State, setting: Setting) -> list[Candidate]:
 
 
 MAX_SOURCES = 16  # candidate sources compared by content for each new file (the smallest name changes)
+CLONE_SIMILAR = 0.5  # lines alike (after the name change) for a file to be a copy of another, as git's copies
 MAX_PAIRS = 200_000  # new files x files of their directories beyond which only git's copy source is looked at
 MAX_VALUE_TEXT = 40  # a string value longer than this, or with spaces, is text: later steps replace in it
 
@@ -126,7 +127,8 @@ def _similarity(state: State, source: str, target_path: str) -> float:
 
 def clone_source(state: State, target_path: str, by_directory: dict, search: bool = True) -> tuple[str, tuple] | None:
     """(source, name change) for a new TARGET file: among the current files of its directory whose name one
-    change turns into its name, the smallest changes first, then the one most alike it (git's pick on a tie).
+    change turns into its name, the smallest changes first, then the one most alike it (git's pick on a tie),
+    at least half its lines alike (a new recipe of another kind is not a copy).
     Without `search` (a very large commit), only the file git says it was copied from."""
     directory, name = _directory(target_path), target_path.rpartition("/")[2]
     git_pick = state.comparison.copied.get(target_path)
@@ -141,10 +143,18 @@ def clone_source(state: State, target_path: str, by_directory: dict, search: boo
             options.append((_change_size(change), path, change))
     if not options:
         return None
-    options.sort(key=lambda o: (o[0], o[1] != state.comparison.copied.get(target_path), o[1]))
-    smallest = [o for o in options if o[0] == options[0][0]][:MAX_SOURCES]
-    best = max(smallest, key=lambda o: (round(_similarity(state, o[1], target_path), 3), o[1] == git_pick))
-    return best[1], best[2]
+    options.sort(key=lambda o: (o[0], o[1] != git_pick, o[1]))
+    looked = 0
+    for size in sorted({o[0] for o in options}):
+        same = [o for o in options if o[0] == size][: max(1, MAX_SOURCES - looked)]
+        looked += len(same)
+        scored = [(round(_similarity(state, o[1], target_path), 3), o[1] == git_pick, o) for o in same]
+        similarity, _, best = max(scored, key=lambda item: item[:2])
+        if similarity >= CLONE_SIMILAR:
+            return best[1], best[2]
+        if looked >= MAX_SOURCES:
+            break
+    return None  # nothing of its directory is alike enough: a new file, not a copy
 
 
 def propose_clones(state: State, setting: Setting) -> list[Candidate]:
