@@ -44,6 +44,11 @@ def name_change(old: str, new: str) -> tuple[str, str, bool] | None:
     return found if found is not None and _renames(found, old, new) else None
 
 
+def token_count(text: str) -> int:
+    """How many name tokens `text` has: `cuda12_9` 1, `cuda12_9-sm100` 3."""
+    return len(_NAME_TOKEN.findall(text))
+
+
 def _renames(found: tuple[str, str, bool], old: str, new: str) -> bool:
     try:
         return Naming(*found).new_name(old) == new

@@ -1,11 +1,14 @@
-"""Candidates for the file-level kinds, from git's rename and copy detection: rename-files, clone-files, remove-files.
+"""Candidates for the file-level kinds: rename-files, clone-files, remove-files.
 
 A renamed file's old and new names differ in one stretch of name tokens
 (`pytorch-python312-cpu-avx2.nix` -> `pytorch-python311-cpu-avx2.nix`: `python312` -> `python311`);
-files renamed the same way make one rename-files step. A file git reports as a copy of a file
-that is still there is a clone: the same name change, and the bindings whose values differ
-from the source's (other than the clone's own name) become clone-files `values`. Files TARGET
-no longer has make one remove-files step, selected by globs of their names.
+files renamed the same way make one rename-files step. A new file (git's copy, or a file git
+calls added) is a clone of the file of its directory whose name one change turns into its own,
+the smallest change first, then the most alike (at least half its lines): `cuda12_9` -> `cuda12_8`.
+The innermost bindings whose values differ from the source's (other than the clone's own name),
+code or a word-like string, become clone-files `values`; text is a later replace-in-strings'.
+Clones of one name change and the same values make one step. Files TARGET no longer has make one
+remove-files step, selected by globs of their names.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from collections import defaultdict
 from pinshift.globs import matches
 from pinshift.infer.candidates import Candidate, Setting, short
 from pinshift.infer.groups import describe, exact_globs, group_globs
-from pinshift.infer.names import _NAME_TOKEN as _NAME_TOKENS, change_words, inserted_text, name_change
+from pinshift.infer.names import change_words, inserted_text, name_change, token_count
 from pinshift.infer.state import State
 from pinshift.migrations._file_names import Naming, stem
 from pinshift.migrations.replace_in_strings import bound_strings
@@ -113,7 +116,7 @@ def _values(doc) -> dict[str, tuple[str, object]]:
 
 def _change_size(change: tuple[str, str, bool]) -> int:
     """How much of a name a change touches: name tokens of `from` (a regex counts as large)."""
-    return 99 if change[2] else len(_NAME_TOKENS.findall(change[0]))
+    return 99 if change[2] else token_count(change[0])
 
 
 def _similarity(state: State, source: str, target_path: str) -> float:

@@ -1,14 +1,19 @@
-"""Candidates for the Nix kinds that change names and values: rename-attr, set-binding, metadata-rev.
+"""Candidates for the Nix kinds that change names and values: rename-attr, rename-binding, set-binding, metadata-rev.
 
 rename-attr: an identifier TARGET spells differently (a whole token: `python3Packages` ->
 `python313Packages`). With `base` when every renamed occurrence is a segment of a select on one
 variable (`nixpkgs_pinned.python3Packages`); without, when a function argument or several
 bases are renamed; `definitions = "rename"` when a binding of the name was renamed too.
 
-set-binding: a binding of the attrset `overrideAttrs` returns that TARGET adds (its value, the
-binding before it as `after` when it is not the last, the new comment line above it as
-`comment`) or whose value TARGET changes to something that is not a string (strings are
-replace-in-strings'). Files that get the same binding make one step.
+rename-binding: a `let`/`rec` binding renamed with the variables bound to it (`python312Custom`
+-> `python311Custom`); several names made one make one regex step (`python3\\d+Custom`).
+
+set-binding: a binding of the attrset returned by the `overrideAttrs` that makes the file's value
+(or, with `where`, a `let` binding's value) that TARGET adds (its value, the binding before it as
+`after` when it is not the last, the new comment line above it as `comment`, `blank-line` when
+its spacing is not the file's habit) or whose value TARGET changes to something that is not a
+string and differs beyond string text (those are replace-in-strings'). Files that get the same
+binding make one step.
 
 metadata-rev: the `echo N > $out/.metadata-rev` markers: all bumped by one (an increment),
 all set to one number (`value`), or set per group of files; markers TARGET adds to files
@@ -25,10 +30,10 @@ from pinshift.infer.candidates import Candidate, Setting
 from pinshift.infer.hunks import hunks
 from pinshift.infer.propose_pins import comment_above
 from pinshift.infer.state import State
+from pinshift.migrations._results import binding_overrides, result_overrides
 from pinshift.migrations.metadata_rev import _markers
 from pinshift.migrations.replace_in_strings import bound_strings
 from pinshift.steps import StepOutput
-from pinshift.migrations._results import binding_overrides, result_overrides
 from pinshift.syntax import layout
 from pinshift.syntax.queries import bindings, name_of
 from pinshift.syntax.scopes import binder_of

@@ -1,4 +1,4 @@
-"""Candidates for replace-in-strings: text TARGET changed inside the strings bound at one binding path.
+"""Candidates for replace-in-strings: text TARGET changed inside the strings bound at one binding path, or in comments.
 
 A hunk inside the literal text of a string that is the value of a binding (`meta.longDescription`,
 or `(oldAttrs.postInstall or "") + ''...''`) becomes `old` -> `new`, widened to whole words
@@ -9,6 +9,12 @@ that says `Python 3.12 builds`). Whole lines deleted or added stay whole lines. 
 matching once the text is there (see candidates.replacement). Files that need the same
 replacement make one step; files that need another one at the same place make another step,
 restricted to their group by the proof.
+
+A change inside the text of a comment is one too (the pseudo path COMMENTS: `comments = true`);
+the same replacement in several binding paths and comments of the same files is one step. Words
+are widened without the brackets, quotes and commas around them (`(SM120,` is `SM120`). When `new`
+contains `old`, context from the line is taken first (`3.13\n` -> `3.13 (CUDA build)\n`): a regular
+expression only when no context says it literally. Titles say the change in words.
 
 The `.metadata-rev` markers are left to metadata-rev.
 """
@@ -286,8 +292,6 @@ def shown_text(text: str, other: str = "", limit: int = TITLE_TEXT) -> str:
         "'…sm90…'"
     """
     one_line = " ".join(text.split())
-    if " " not in one_line and len(one_line) > 24 and len(one_line) > limit // 2:  # a hash, a revision: its start
-        return repr(one_line[:16] + "…")
     if len(one_line) <= limit:
         return repr(one_line)
     other = " ".join(other.split())
@@ -304,9 +308,11 @@ def shown_text(text: str, other: str = "", limit: int = TITLE_TEXT) -> str:
     while end < len(one_line) and words.match(one_line[end]):
         end += 1
     core = one_line[head:end].strip()
-    if not other or not core or len(core) > limit:
-        return repr(short(one_line, limit))
-    return repr(("…" if head else "") + core + ("…" if end < len(one_line) else ""))
+    if other and core and len(core) <= limit:
+        return repr(("…" if head else "") + core + ("…" if end < len(one_line) else ""))
+    if " " not in one_line:  # a hash, a revision: its start
+        return repr(one_line[:16] + "…")
+    return repr(short(one_line, limit))
 
 
 def replacement_title(paths, old: str, new: str, regex: bool, limit: int = TITLE_TEXT) -> str:
