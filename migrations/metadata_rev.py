@@ -44,6 +44,7 @@ from pinshift.edits import Edit
 from pinshift.errors import ParamError, StepFailed
 from pinshift.steps import StepContext, StepOutput
 from pinshift.syntax import layout
+from pinshift.migrations._results import result_overrides
 from pinshift.syntax.queries import STRING_TYPES, as_string, nodes_spelling, override_attrs, unwrap, walk
 
 NAME = "metadata-rev"
@@ -112,7 +113,7 @@ def _append_to_string(doc, string_node, line: bytes) -> Edit | None:
 
 
 def _insert(doc, number: int, out: StepOutput) -> None:
-    calls = override_attrs(doc)
+    calls = result_overrides(doc) or override_attrs(doc)  # the file's own build, not one nested in a let
     if not calls:
         out.warn(-1, "no .metadata-rev marker and no overrideAttrs attrset to insert one into")
         return

@@ -41,6 +41,18 @@ A file it does not convert is left exactly as it was, with a warning at the plac
 Already pinned: a file whose top-level `let` already binds `name` is left alone with a note
 (running the step twice changes nothing).
 
+Companion recipes (torchvision, torchaudio) build on a sibling recipe of the same directory:
+`customPytorch = import ./pytorch-….nix { inherit python3Packages lib config; };` passes the
+Flox arguments on, or `callPackage ./pytorch-….nix { }` lets Flox's callPackage pass them. Once
+the sibling is pinned too, it takes `signature` and none of those arguments. With
+`companions = "import"`, such a call becomes `import ./pytorch-….nix {}` (an empty argument
+set written as it was: `{ }` stays `{ }`, pass-through arguments become `{}`): a relative
+`.nix` path, called by `import` or by a former formal `callPackage`, with arguments that only
+pass former formals on by their own names (`inherit lib;`, `lib = lib;`). Any other call is
+converted like the rest of the file. Use it when the step (or an earlier one) pins the siblings
+too: their old arguments would no longer fit. With the default "keep", the call is code like
+any other (a pass-through `inherit` then leaves the file unconverted, with its warning).
+
 Revision: `rev` is the new pin, written into `url`. Give all 40 hex digits. An abbreviated `rev`
 is resolved, like pin-swap's `old`, against the full revisions the branch's own fetchers already
 name (a branch with some pinned files); found nowhere or ambiguous, the run stops before any
@@ -62,6 +74,7 @@ Parameters:
   map        table, optional. Former formal -> Nix expression replacing its references,
              e.g. { config = "nixpkgs_pinned.config" }.
   comment    str, optional. One line written as a `# comment` above the new binding.
+  companions  "keep" (default) or "import". How calls of sibling recipe files are converted (above).
 
 Example recipe step:
     [[steps]]
@@ -83,6 +96,7 @@ import dataclasses
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Literal
 
 from pinshift.edits import Edit
 from pinshift.errors import ParamError
@@ -133,6 +147,7 @@ class Params:
     hash: str | None = None
     map: dict[str, str] = field(default_factory=dict)
     comment: str | None = None
+    companions: Literal["keep", "import"] = "keep"
 
     def __post_init__(self) -> None:
         if not _HEX.match(self.rev.lower()):
@@ -289,6 +304,8 @@ class _Conversion:
                 self.formals[doc.text(identifier).decode()] = formal
         self.universal = function.child_by_field_name("universal")
         self.inlining: set[str] = set()
+        self.skipped: list = []  # sibling calls' arguments (companions = "import"): taken out of the conversion
+        self._skipped_ids: set | None = None
 
     # which names a replacement brings in, and whether they still mean the same at a site
 
@@ -397,8 +414,69 @@ class _Conversion:
         raise _LeaveFile(variable.start_byte, f"{name} is the whole argument set here, not {name}.<name>: "
                                               f"the pinned set is more than what a caller passed; file not converted")
 
+    def _sibling_calls(self) -> list[Edit]:
+        """`import ./x.nix { inherit lib; }` / `callPackage ./x.nix { }` -> `import ./x.nix {}` (companions = "import");
+        the arguments (and a callPackage formal) are taken out of the rest of the conversion."""
+        doc, edits = self.doc, []
+        for call in walk(self.body, "apply_expression"):
+            inner = unwrap(call.child_by_field_name("function"))
+            arguments = unwrap(call.child_by_field_name("argument"))
+            if inner is None or inner.type != "apply_expression" or arguments is None \
+                    or arguments.type != "attrset_expression":
+                continue
+            caller = unwrap(inner.child_by_field_name("function"))
+            path = unwrap(inner.child_by_field_name("argument"))
+            if caller is None or caller.type != "variable_expression" or path is None or path.type != "path_expression":
+                continue
+            text = doc.text(path).decode("utf-8", "surrogateescape")
+            if not (text.startswith("./") or text.startswith("../")) or not text.endswith(".nix"):
+                continue
+            name = doc.text(caller).decode("utf-8", "surrogateescape")
+            binder = binder_of(doc, caller)
+            by_import = name == "import" and binder.kind == "free"
+            by_formal = name == "callPackage" and binder.scope == self.function and binder.kind == "formal"
+            if not (by_import or by_formal) or not self._passes_formals_on(arguments):
+                continue
+            why = f"{NAME}: {name} {text} -> import {text} (a sibling pinned like this file)"
+            if by_formal:
+                edits.append(Edit(caller.start_byte, caller.end_byte, b"import", why))
+                self.skipped.append(caller)
+            if arguments.named_children:
+                edits.append(Edit(arguments.start_byte, arguments.end_byte, b"{}", why))
+                self.skipped.append(arguments)
+        return edits
+
+    def _passes_formals_on(self, arguments) -> bool:
+        """Whether an argument set only passes former formals on by their own names (or is empty)."""
+        doc = self.doc
+        binding_set = arguments.named_children[0] if arguments.named_children else None
+        for item in binding_set.named_children if binding_set is not None else ():
+            if item.type == "inherit":
+                attrs = item.child_by_field_name("attrs")
+                for attr in attrs.children_by_field_name("attr") if attrs is not None else ():
+                    if inherited_binder(doc, item, attr).scope != self.function:
+                        return False
+            elif item.type == "binding":
+                value = unwrap(item.child_by_field_name("expression"))
+                attrpath = item.child_by_field_name("attrpath")
+                if value is None or value.type != "variable_expression" or doc.text(value) != doc.text(attrpath) \
+                        or binder_of(doc, value).scope != self.function:
+                    return False
+            elif item.type != "comment":
+                return False
+        return True
+
+    def _skipped(self, node) -> bool:
+        """Whether `node` is inside a sibling call's arguments (ids gathered once: linear in the file)."""
+        if self._skipped_ids is None:
+            self._skipped_ids = {n.id for outer in self.skipped
+                                 for n in walk(outer, "variable_expression", "inherit")}
+        return node.id in self._skipped_ids
+
     def _inherit_checks(self) -> None:
         for inherit in walk(self.body, "inherit"):
+            if self._skipped(inherit):
+                continue
             attrs = inherit.child_by_field_name("attrs")
             for attr in attrs.children_by_field_name("attr") if attrs is not None else ():
                 binder = inherited_binder(self.doc, inherit, attr)
@@ -420,10 +498,12 @@ class _Conversion:
 
     def edits(self) -> list[Edit]:
         doc, params = self.doc, self.params
+        edits = self._sibling_calls() if params.companions == "import" else []
         self._inherit_checks()
         self._capture_checks()
-        edits = []
         for variable in walk(self.body, "variable_expression"):
+            if self._skipped(variable):
+                continue
             binder = binder_of(doc, variable)
             if binder.scope != self.function:
                 continue

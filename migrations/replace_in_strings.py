@@ -1,4 +1,4 @@
-"""replace-in-strings — replace text inside the strings bound at given binding paths.
+"""replace-in-strings — replace text inside the strings bound at given binding paths (and, if asked, in comments).
 
 What it changes: the literal text of the strings that are the value of a binding at
 one of `paths` (e.g. `meta.longDescription`, however it is written: nested attrsets,
@@ -7,8 +7,14 @@ may be one string or strings joined with `+` (`(oldAttrs.postInstall or "") + ''
 Each literal fragment is searched on its own: a match never spans an escape sequence
 or a `${...}`.
 
-What it never touches: interpolations `${...}` and anything inside them, comments,
-attribute names, and every binding not at one of `paths`. A replacement that would
+With `comments = true`, the text of every comment of the file is searched too (`# vLLM
+0.15.1 for NVIDIA Hopper` in a header, `/* ... */`), so a version bump's header comments follow
+its strings in one step; `paths = []` then means comments only. The `#` or `/* */` around a
+comment is never part of a match. A replacement that would end a `#` comment early (a line
+break) or a `/* */` comment (`*/`) is not made; the step warns instead.
+
+What it never touches: interpolations `${...}` and anything inside them, comments (unless
+`comments = true`), attribute names, and every binding not at one of `paths`. A replacement that would
 change the string's meaning in Nix (it contains `${`, or a quote/backslash in a
 "..." string, or `''` in a ''...'' string) is not made; the step warns instead. A
 binding found at a path whose value is not a string is reported as a warning.
@@ -18,10 +24,12 @@ Idempotence: a second run finds nothing to replace, since `new` may not contain
 own output (e.g. `CUDA: 12\\.8` -> `CUDA: 12.9`).
 
 Parameters:
-  paths   list of str, required. Binding paths, dotted (`meta.longDescription`).
+  paths   list of str, required. Binding paths, dotted (`meta.longDescription`); may be
+          empty with `comments = true`.
   old     str, required. The text to find (a Python regular expression with `regex`).
   new     str, required. Its replacement (`\\1` and `\\g<name>` refer to groups with `regex`).
   regex   bool, default false. Treat `old` as a regular expression.
+  comments  bool, default false. Also replace in every comment of the file.
 
 Example recipe step:
     [[steps]]
@@ -31,6 +39,15 @@ Example recipe step:
     paths = ["meta.longDescription"]
     old = "CUDA: 12.8"
     new = "CUDA: 12.9"
+
+    [[steps]]
+    kind = "replace-in-strings"
+    title = "Say vLLM 0.16.0 instead of vLLM 0.15.1 in comments and meta.description"
+    [steps.params]
+    paths = ["meta.description"]
+    old = "vLLM 0.15.1"
+    new = "vLLM 0.16.0"
+    comments = true
 """
 
 from __future__ import annotations
@@ -42,7 +59,7 @@ from dataclasses import dataclass
 from pinshift.edits import Edit
 from pinshift.errors import ParamError
 from pinshift.steps import StepContext, StepOutput
-from pinshift.syntax.queries import as_string, find_bindings, unwrap
+from pinshift.syntax.queries import as_string, find_bindings, unwrap, walk
 
 NAME = "replace-in-strings"
 LANGUAGES = ("nix",)
@@ -54,9 +71,10 @@ class Params:
     old: str
     new: str
     regex: bool = False
+    comments: bool = False
 
     def __post_init__(self) -> None:
-        if not self.paths or any(not p or "" in p.split(".") for p in self.paths):
+        if (not self.paths and not self.comments) or any(not p or "" in p.split(".") for p in self.paths):
             raise ParamError("paths", f"'paths' must list dotted binding paths like 'meta.longDescription', not {list(self.paths)!r}")
         if not self.old:
             raise ParamError("old", "'old' must not be empty")
@@ -77,8 +95,13 @@ class Params:
 
 
 def needles(params: Params) -> tuple[bytes, ...]:
-    """A file holding none of the path's last names has no binding to look at."""
-    return tuple(sorted({p.rsplit(".", 1)[-1].encode() for p in params.paths}))
+    """A file holding none of the path's last names has no binding to look at (nor, with comments, a comment)."""
+    if params.comments and not params.regex:
+        return (params.old.encode(),)  # nothing to replace in a file without it
+    found = {p.rsplit(".", 1)[-1].encode() for p in params.paths}
+    if params.comments:
+        found |= {b"#", b"/*"}
+    return tuple(sorted(found))
 
 
 def bound_strings(value) -> Iterator:
@@ -126,4 +149,31 @@ def plan(doc, params: Params, context: StepContext) -> StepOutput:
                             continue
                         out.edits.append(Edit(start, fragment.start_byte + match.end(), replacement,
                                               f"replace-in-strings: {path}"))
+    if params.comments:
+        _replace_in_comments(doc, params, pattern, new, out)
     return out
+
+
+def _replace_in_comments(doc, params: Params, pattern: re.Pattern, new: bytes, out: StepOutput) -> None:
+    for comment in walk(doc.root, "comment"):
+        text = doc.text(comment)
+        block = text.startswith(b"/*")
+        start, end = (2, len(text) - 2) if block else (1, len(text))
+        edits = []
+        for match in pattern.finditer(text, start, end):
+            replacement = match.expand(new) if params.regex else new
+            edits.append(Edit(comment.start_byte + match.start(), comment.start_byte + match.end(), replacement,
+                              "replace-in-strings: a comment"))
+        if not edits:
+            continue
+        body, last = b"", start
+        for edit in edits:
+            body += text[last : edit.start - comment.start_byte] + edit.replacement
+            last = edit.end - comment.start_byte
+        body += text[last:end]
+        if (b"*/" in body) if block else (b"\n" in body or b"\r" in body):
+            what = "contain */ (the end of the comment)" if block else "break the line (the rest would be code)"
+            found = doc.data[edits[0].start : edits[0].end].decode("utf-8", "replace")
+            out.warn(edits[0].start, f"comment: not replacing {found!r}: it would {what}")
+            continue
+        out.edits.extend(edits)

@@ -1,7 +1,17 @@
 """set-binding — set or insert `path = <Nix expression>;` in the attrset a recipe returns.
 
-Where: in the attrset `overrideAttrs (oldAttrs: { ... })` returns (default), or in the
-attrset bound at `at` (a dotted binding path such as `passthru`).
+Where: in the attrset `overrideAttrs (oldAttrs: { ... })` returns, or in the attrset bound
+at `at` (a dotted binding path such as `passthru`). Which `overrideAttrs` is `where`'s choice:
+  - "result" (default): the outermost one that makes the file's value, followed through
+    function bodies, `let … in`, `with`, `assert`, both branches of an `if`, parentheses and
+    variables bound by a `let` (`(torchvision.override { … }).overrideAttrs (…)`), never one
+    nested inside something else. A companion recipe that builds its own PyTorch inline
+    (`customPytorch = (torch.override { … }).overrideAttrs (…);`) keeps that build as it is: a
+    binding such as `propagatedBuildInputs = … ++ [ customPytorch.out ];` inserted there would
+    make customPytorch depend on itself (infinite recursion when Nix evaluates it);
+  - a name (`where = "customPytorch"`): the outermost overrideAttrs making the value of the
+    `let` (or `rec`) binding of that name;
+  - "every": every overrideAttrs attrset in the file, nested ones included.
 
 What it changes: when `path` is already bound there (directly, dotted, or inside a
 nested or `//`-merged attrset, e.g. `meta = oldAttrs.meta // { platforms = ...; }`),
@@ -12,13 +22,16 @@ the file's line endings, or on the same line in a one-line attrset. With `after`
 new binding goes right after that binding instead of after the last one (a blank line
 separates it when one separates `after` from the binding that follows it); with
 `comment`, a `# comment` line indented like the new binding goes above it. An existing
-binding keeps its place and its comments: only its value changes. Running it twice
-changes nothing the second time.
+binding keeps its place and its comments: only its value changes. `blank-line` overrides
+the file's habit for an inserted binding: "before" puts a blank line above it, "none" none
+(it joins the binding before it, as `propagatedBuildInputs` right under `pname`). Running it
+twice changes nothing the second time.
 
 The value is Nix source, parsed before anything runs: a value that does not parse is
 a parameter error. Bytes are written as given.
 
-Reported as warnings: no target attrset in the file; a part of the path bound to
+Reported as warnings: no target attrset in the file (no overrideAttrs at all, or none that
+makes the file's value or the named binding's: the warning says how many there are); a part of the path bound to
 something that is not an attrset (`meta = oldAttrs.meta;`: setting `meta.x` would
 need a rewrite by hand); an empty target attrset; an `after` binding the attrset does
 not have (the binding is then inserted after the last one); a `comment` for a
@@ -29,10 +42,14 @@ Parameters:
   path     str, required. Dotted binding path, relative to the target attrset.
   value    str, required. A Nix expression, e.g. '[ "x86_64-linux" ]' or '"12.9"'.
   at       str, optional. Dotted path of the binding whose attrset is the target.
+  where    str, default "result". Which overrideAttrs (without `at`): "result", "every", or
+           the name of a `let` binding whose value it makes (see above).
   after    str, optional. Insert after this binding (its dotted path as written in the
            attrset the new binding goes into, e.g. "pname") instead of after the last.
   comment  str, optional. One line of text written as a `# comment` above an inserted
            binding (a leading `#` is kept, else `# ` is added).
+  blank-line  "auto" (default), "before" or "none". A blank line above an inserted binding:
+           as the attrset separates its bindings, always, or never.
 
 Example recipe step:
     [[steps]]
@@ -50,23 +67,35 @@ Example recipe step:
     value = '[ "-j32" ]'
     after = "pname"
     comment = "Limit build parallelism to prevent memory saturation"
+
+    [[steps]]
+    kind = "set-binding"
+    title = "Propagate the linked PyTorch build"
+    files = [".flox/pkgs/torchvision-*.nix"]
+    [steps.params]
+    path = "propagatedBuildInputs"
+    value = "(oldAttrs.propagatedBuildInputs or []) ++ [ customPytorch.out ]"
+    after = "pname"
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 from pinshift.errors import ParamError
 from pinshift.edits import Edit
 from pinshift.steps import StepContext, StepOutput
 from pinshift.syntax import layout
 from pinshift.syntax.document import parse_document
+from pinshift.migrations._results import binding_overrides, result_overrides
 from pinshift.syntax.queries import ATTRSET_TYPES, bindings, find_bindings, name_of, override_attrs, unwrap
 
 NAME = "set-binding"
 
 _SEGMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_'-]*\Z")
+WHERE = ("result", "every")
 
 
 @dataclass(frozen=True)
@@ -76,8 +105,16 @@ class Params:
     at: str | None = None
     after: str | None = None
     comment: str | None = None
+    where: str = "result"
+    blank_line: Literal["auto", "before", "none"] = "auto"
 
     def __post_init__(self) -> None:
+        if self.where not in WHERE and not _SEGMENT.match(self.where):
+            raise ParamError("where", f"'where' must be \"result\", \"every\" or the name of a let binding, "
+                                      f"not {self.where!r}")
+        if self.at is not None and self.where != "result":
+            raise ParamError("where", "'where' chooses an overrideAttrs; with 'at' the attrset is the one bound "
+                                      "there: give one of them")
         dotted_keys = (("path", self.path), ("at", self.at), ("after", self.after))
         for key, dotted in ((k, v) for k, v in dotted_keys if v is not None):
             if not all(_SEGMENT.match(part) for part in dotted.split(".")):
@@ -105,7 +142,13 @@ def needles(params: Params) -> tuple[bytes, ...]:
 def _targets(doc, params: Params) -> list[tuple]:
     """(attrset, the binding path leading to it) for each place the step sets its path."""
     if params.at is None:
-        return [(call.attrset, ()) for call in override_attrs(doc)]
+        if params.where == "every":
+            calls = override_attrs(doc)
+        elif params.where == "result":
+            calls = result_overrides(doc)
+        else:
+            calls = binding_overrides(doc, params.where)
+        return [(call.attrset, ()) for call in calls]
     found = []
     for binding in find_bindings(doc, params.at):
         value = unwrap(binding.value)
@@ -157,8 +200,16 @@ def _set_in(doc, target, leading: tuple, params: Params, out: StepOutput) -> Non
                                            "inserted after the last binding")
     if params.comment is not None and not layout.ends_its_line(doc.data, anchor.end_byte):
         out.warn(anchor.end_byte, f"the attrset is on one line: {params.path} inserted without its comment")
-    out.edits.append(layout.insert_after_binding(doc.data, siblings, text, f"{NAME}: insert {params.path}",
-                                                 after=anchor, comment=params.comment_line))
+    edit = layout.insert_after_binding(doc.data, siblings, text, f"{NAME}: insert {params.path}",
+                                       after=anchor, comment=params.comment_line)
+    newline = layout.eol(doc.data)
+    if params.blank_line != "auto" and edit.replacement.startswith(newline):
+        lines = edit.replacement
+        while lines.startswith(newline):
+            lines = lines[len(newline):]
+        lines = (newline * 2 if params.blank_line == "before" else newline) + lines
+        edit = Edit(edit.start, edit.end, lines, edit.reason)
+    out.edits.append(edit)
 
 
 def _dotted(doc, binding) -> str | None:
@@ -171,8 +222,17 @@ def plan(doc, params: Params, context: StepContext) -> StepOutput:
     out = StepOutput()
     targets = _targets(doc, params)
     if not targets:
-        where = "overrideAttrs attrset" if params.at is None else f"attrset bound at {params.at}"
-        out.warn(-1, f"found no {where}: {params.path} not set")
+        if params.at is not None:
+            out.warn(-1, f"found no attrset bound at {params.at}: {params.path} not set")
+            return out
+        nested = len(override_attrs(doc))
+        if not nested:
+            out.warn(-1, f"found no overrideAttrs attrset: {params.path} not set")
+        elif params.where == "result":
+            out.warn(-1, f"no overrideAttrs makes the file's value ({nested} nested in other expressions): "
+                         f"{params.path} not set (where = \"every\" sets it in each, or name the let binding)")
+        else:
+            out.warn(-1, f"no let binding {params.where} made by overrideAttrs: {params.path} not set")
         return out
     for target, leading in targets:
         _set_in(doc, target, leading, params, out)

@@ -113,9 +113,31 @@ def test_small_files_renamed_and_changed_are_paired_by_name_and_a_prefix_becomes
     steps = tomllib.loads(result.stdout)["steps"]
     assert steps[0]["kind"] == "rename-files"
     assert steps[0]["params"] == {"from": r"^(?!pkg\-)", "to": "pkg-", "regex": True}
+    assert steps[0]["title"] == "Prefix 3 file names with pkg-"  # in words (issue 34)
     assert [s["kind"] for s in steps[1:]] == ["pin-swap", "metadata-rev"]
     assert steps[1]["params"]["hash"] == "remove"
     assert "proof: 3 of 3 changed files reproduced byte for byte" in result.stderr
+
+
+LONG = """{ pkgs }: pkgs.hello.overrideAttrs (old: {
+  meta.longDescription = ''
+    Python: 3.13
+    Built for {name}.
+  '';
+})
+"""
+
+
+def test_a_replacement_is_literal_when_more_context_can_say_it(make_repo, run_cli):
+    """`3.13` -> `3.13 (CUDA build)`: `new` contains `old`, yet the line's end says it literally (issue 34)."""
+    root = make_repo({f"pkgs/{n}.nix": LONG.replace("{name}", n) for n in "abc"}, branch="base")
+    commit_on(root, "target", {f"pkgs/{n}.nix": LONG.replace("{name}", n).replace("3.13\n", "3.13 (CUDA build)\n")
+                               for n in "abc"})
+    result = infer_ok(run_cli, root)
+    assert result.exit_code == 0, result
+    [step] = tomllib.loads(result.stdout)["steps"]
+    assert step["params"] == {"paths": ["meta.longDescription"], "old": "3.13\n", "new": "3.13 (CUDA build)\n"}
+    assert step["title"] == "Say '3.13 (CUDA build)' instead of '3.13' in meta.longDescription"
 
 
 def test_metadata_rev_set_per_group_of_files_is_restricted_to_each_group(repo, run_cli):
@@ -291,7 +313,7 @@ def test_the_recipe_proof_drops_a_step_whose_plan_changes_what_target_keeps(repo
     prove(inference, available_kinds())
     assert [a.files for a in inference.steps] == [("pkgs/a.nix", "pkgs/b.nix")]
     [dropped] = inference.dropped
-    assert dropped.reason == "the whole recipe's plan changes pkgs/c.nix, which TARGET does not do (dropped at the proof)"
+    assert dropped.reason == "the whole recipe's plan changes pkgs/c.nix, which TARGET leaves as it is (dropped at the proof)"
     assert inference.coverage.summary() == "2 of 2 changed files reproduced byte for byte, 0 partly, 0 not at all"
 
 

@@ -100,7 +100,11 @@ def test_a_group_of_two_kinds_gets_one_glob_per_kind():
 
 
 def test_a_group_no_glob_describes_has_no_globs_and_one_file_is_its_own_path():
-    assert group_globs([GPU[0], CPU[1]], [GPU[1], CPU[0]]) is None
+    # (two parts together say it: the CUDA 12.8 AVX2 recipes and the CPU ARMv9 one, issue 34)
+    assert group_globs([GPU[0], CPU[1]], [GPU[1], CPU[0]]) == (".flox/pkgs/*-cpu-armv9.nix",
+                                                               ".flox/pkgs/*-cuda12_8-*-avx2.nix")
+    more = [".flox/pkgs/p-cuda12_8-sm90-avx2.nix", ".flox/pkgs/q-cuda12_9-sm61-avx2.nix"]
+    assert group_globs([GPU[0], CPU[1]], [GPU[1], CPU[0]] + more) is None
     assert group_globs(["pkgs/a[1].nix"], ["pkgs/b.nix"]) == ("pkgs/a[[]1[]].nix",)
     assert exact_globs(["b", "a*"]) == ("a[*]", "b")
 
@@ -159,3 +163,70 @@ def test_the_recipe_toml_reads_back_exactly_with_comments_on_top():
     assert data["steps"][1]["params"]["columns"] == {"Min Driver": "560+"}
     assert "old = '\\d+'" in text  # a backslash reads best in a literal string
     assert "target" not in data  # empty keys are left out
+
+
+# --- titles in words (issue 34) ------------------------------------------------------------------
+
+
+def test_long_texts_show_the_words_where_they_differ_so_titles_stay_apart():
+    from pinshift.infer.propose_strings import replacement_title
+
+    old = "Built as pytorch-python311-cuda12_8-sm90-avx2 for the H100 cluster"
+    titles = {replacement_title(["meta.description"], old, old.replace(part, new), False)
+              for part, new in (("sm90", "sm89"), ("avx2", "avx512"), ("H100", "H200"))}
+    assert titles == {"Say '…sm89…' instead of '…sm90…' in meta.description",
+                      "Say '…avx512…' instead of '…avx2…' in meta.description",
+                      "Say '…H200…' instead of '…H100…' in meta.description"}
+
+
+def test_a_regex_replacement_is_titled_by_what_it_adds():
+    from pinshift.infer.propose_strings import replacement_title
+
+    assert replacement_title(["preConfigure"], '"', ' $CXXFLAGS"', True) == \
+        "Add '$CXXFLAGS' before '\"' in preConfigure"
+    assert replacement_title(["meta.longDescription", "#comments"], "3.13", "3.13 (CUDA build)", True) == \
+        "Add '(CUDA build)' after '3.13' in comments and meta.longDescription"
+
+
+def test_titles_alike_are_told_apart_by_their_files_then_numbered():
+    from pinshift.infer.candidates import Candidate
+    from pinshift.infer.engine import distinct_titles
+    from pinshift.infer.prove import Accepted
+
+    def step(title, files):
+        return Accepted(Candidate("metadata-rev", {}, title, ("a", "b")), files, None)
+
+    titles = distinct_titles([step("Bump", ("pkgs/*-cpu-*.nix",)), step("Bump", ("pkgs/*-gpu-*.nix",)),
+                              step("Pin", None), step("Pin", None)])
+    assert titles == ["Bump (*-cpu-*.nix)", "Bump (*-gpu-*.nix)", "Pin (the recipe's files) (first)",
+                      "Pin (the recipe's files) (second)"]
+
+
+@pytest.mark.parametrize("subject, name", [
+    ("Add CUDA 12.x variants", "add-cuda-12.x-variants"),
+    ("vLLM 0.16.0: bump (#42)", "vllm-0.16.0-bump-42"),
+    ("   ", ""),
+])
+def test_a_recipe_is_named_after_the_commit_subject(subject, name):
+    from pinshift.infer.engine import recipe_name
+
+    assert recipe_name(subject) == name
+
+
+@pytest.mark.parametrize("change, words", [
+    (("cuda12_9", "cuda12_8", False), ("cuda12_9 to cuda12_8", "replace")),
+    ((r"^(?!pkg\-)", "pkg-", True), ("the prefix pkg-", "prefix")),
+    ((r"(?<!\-old)\.", "-old.", True), ("-old", "insert")),
+])
+def test_a_name_change_in_words(change, words):
+    from pinshift.infer.names import change_words
+
+    assert change_words(change) == words
+
+
+def test_binding_names_that_differ_in_digits_make_one_pattern():
+    from pinshift.infer.propose_nix import name_pattern
+
+    assert name_pattern(["python312Custom", "python313Custom"]) == r"python3\d+Custom"
+    assert name_pattern(["py39", "py312"]) == r"py3\d+" and name_pattern(["py27", "py312"]) == r"py\d+"
+    assert name_pattern(["a1", "b2"]) is None

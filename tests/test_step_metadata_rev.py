@@ -91,6 +91,16 @@ def test_insert_goes_after_a_trailing_comment(tmp_path):
     assert b"    doCheck = false; # tests need a GPU\n    postInstall = (oldAttrs.postInstall or" in after
 
 
+def test_insert_goes_into_the_build_the_file_makes_not_a_nested_one(tmp_path):
+    """A companion recipe's inline PyTorch build comes first in the file; the marker belongs to the companion."""
+    shutil.copyfile(STEPS / "set-binding" / "companion-inline.nix", tmp_path / "recipe.nix")
+    _, changed = run_step("metadata-rev", {"missing": "insert"}, tmp_path)
+    text = changed["recipe.nix"].decode()
+    inner, outer = text.split("in\n  (nixpkgs_pinned")
+    assert ".metadata-rev" not in inner
+    assert "    postInstall = (oldAttrs.postInstall or \"\") + ''\n      echo 1 > $out/.metadata-rev\n    '';\n" in outer
+
+
 @pytest.mark.parametrize(
     "params, message",
     [

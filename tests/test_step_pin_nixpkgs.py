@@ -22,6 +22,8 @@ CASES = {
     "mapped": {"rev": NEW_REV, "name": "np", "signature": "{ pkgs }:", "comment": "# pinned",
                "url": "https://example.org/nixpkgs/{rev}.tar.gz", "config": "{\n\tallowUnfree = true;\n}",
                "map": {"config": "np.config"}},
+    # issue 34: a companion's calls of sibling recipes become `import ./x.nix {}`
+    "companions": {"rev": NEW_REV, "companions": "import", "map": {"config": "nixpkgs_pinned.config"}},
 }
 
 
@@ -244,3 +246,36 @@ def test_a_recipe_may_write_the_url_template_with_rev(make_repo, run_cli, tmp_pa
     recipe.write_text(recipe.read_text().replace("{rev}.tar.gz", "{revision}.tar.gz"))
     refused = run_cli("migrate", str(recipe), "--repo", str(root), "--from", "main", "--branch", "other")
     assert refused.exit_code == 2 and "unknown placeholder {revision}" in refused.stderr
+
+
+# --- companions (issue 34) ---------------------------------------------------------------------
+
+
+def test_by_default_a_pass_through_of_flox_arguments_leaves_the_file_with_its_warning(tmp_path):
+    text = (STEPS / KIND / "companions.nix").read_text()
+    plan, after = _run(tmp_path, text, map={"config": "nixpkgs_pinned.config"})
+    assert after is None
+    assert [w.split(": ", 1)[1] for w in _warnings(plan)] == [
+        "inherit python3Packages; takes argument python3Packages, which nixpkgs_pinned replaces, and "
+        "`python3Packages = nixpkgs_pinned.python3Packages;` is not always the same: rewrite it by hand; "
+        "file not converted"]
+
+
+@pytest.mark.parametrize("call, converted", [
+    ("import ./x.nix { lib = lib.extend (f: p: {}); }", "import ./x.nix { lib = nixpkgs_pinned.lib.extend (f: p: {}); }"),
+    ("import /abs/x.nix { }", "import /abs/x.nix { }"),  # not a sibling's relative path
+    ("import ./x.json { }", "import ./x.json { }"),
+])
+def test_other_calls_are_converted_as_code(tmp_path, call, converted):
+    plan, after = _run(tmp_path, f"{{ lib }}:\nlet\n  a = {call};\nin a\n", companions="import")
+    assert f"  a = {converted};\n".encode() in after and _warnings(plan) == []
+
+
+def test_a_parenthesized_call_passing_formals_on_is_a_sibling_call_too(tmp_path):
+    _, after = _run(tmp_path, "{ lib }:\n(import ./x.nix) { lib = lib; }\n", companions="import")
+    assert after.endswith(b"(import ./x.nix) {}\n")
+
+
+def test_a_call_passing_anything_else_leaves_the_file_with_the_usual_warning(tmp_path):
+    plan, after = _run(tmp_path, '{ lib }:\nimport ./x.nix { inherit lib; gpu = "sm61"; }\n', companions="import")
+    assert after is None and "inherit lib; takes argument lib" in _warnings(plan)[0]

@@ -17,6 +17,9 @@ CASES = {
     "interpolation-and-concat": (CUDA, [("8", "9"), ("8", "9"), ("8", "9")]),
     "regex": ({"paths": ["meta.longDescription"], "old": r"CUDA: 12\.(\d)\b", "new": r"CUDA: 12.9 (was 12.\1)",
                "regex": True}, [("", "9 ( was 12 ."), ("", ")")]),  # as difflib aligns the tokens
+    # issue 34: a version bump's header comments follow its strings (comments are not in Nix's canonical parse)
+    "header-comments": ({"paths": ["meta.description", "meta.longDescription"], "old": "vLLM 0.15.1",
+                         "new": "vLLM 0.16.0", "comments": True}, [("15", "16"), ("1", "0"), ("15", "16"), ("1", "0")]),
 }
 
 
@@ -27,7 +30,7 @@ def test_golden_output(case, tmp_path):
     assert plan.warnings == []
 
 
-@pytest.mark.parametrize("case", ["long-description", "interpolation-and-concat"])
+@pytest.mark.parametrize("case", ["long-description", "interpolation-and-concat", "header-comments"])
 def test_second_run_changes_nothing(case, tmp_path):
     shutil.copyfile(STEPS / "replace-in-strings" / f"{case}.expected.nix", tmp_path / "recipe.nix")
     plan, changed = run_step("replace-in-strings", CASES[case][0], tmp_path)
@@ -58,6 +61,30 @@ def test_replacement_that_would_change_the_string_syntax_is_warned_not_made(tmp_
     assert after.count(b'CUDA "12.9"') == 2  # the two in the ''...'' string, where a quote is plain text
 
 
+def test_comments_alone_with_empty_paths_and_never_the_comment_markers(tmp_path):
+    (tmp_path / "a.nix").write_text('# a # b\n/* a # b */ { x = "a # b"; }\n')
+    plan, changed = run_step("replace-in-strings", {"paths": [], "old": "#", "new": "%", "comments": True}, tmp_path)
+    assert changed == {"a.nix": b'# a % b\n/* a % b */ { x = "a # b"; }\n'} and plan.warnings == []
+
+
+@pytest.mark.parametrize("text, params, message", [
+    ("# one\n{ }\n", {"old": "one", "new": "1\ntwo"}, "comment: not replacing 'one': it would break the line (the rest "
+                                                        "would be code)"),
+    ("/* one */ { }\n", {"old": "one", "new": "*/ x"}, "comment: not replacing 'one': it would contain */ (the end of "
+                                                      "the comment)"),
+])
+def test_a_replacement_that_would_end_a_comment_is_warned_not_made(tmp_path, text, params, message):
+    (tmp_path / "a.nix").write_text(text)
+    plan, changed = run_step("replace-in-strings", dict(params, paths=[], comments=True), tmp_path)
+    assert changed == {} and [w.message for w in plan.warnings] == [message]
+
+
+def test_without_comments_true_comments_are_never_searched(tmp_path):
+    _, _, after = run_case("replace-in-strings", "header-comments",
+                           dict(CASES["header-comments"][0], comments=False), tmp_path)
+    assert after.startswith(b"# vLLM 0.15.1 for") and b'description = "vLLM 0.16.0 for' in after
+
+
 def test_binding_that_is_not_a_string_is_reported(tmp_path):
     (tmp_path / "a.nix").write_text("{ d }: { meta.longDescription = d; }\n")
     plan, changed = run_step("replace-in-strings", CUDA, tmp_path)
@@ -74,6 +101,7 @@ def test_binding_that_is_not_a_string_is_reported(tmp_path):
         (dict(CUDA, old="(", regex=True), "'old' is not a valid regular expression"),
         (dict(CUDA, new=r"\2", regex=True), "'new' refers to a group 'old' does not have"),
         ({"old": "a", "new": "b"}, "missing parameter 'paths'"),
+        (dict(CUDA, paths=[]), "'paths' must list dotted binding paths"),
     ],
 )
 def test_invalid_parameters(params, message):

@@ -24,6 +24,11 @@ CASES = {
                             "comment": "Limit build parallelism to prevent memory saturation"}, None),
     "after-tabs-unseparated": ({"path": "ninjaFlags", "value": '[ "-j32" ]', "after": "pname",
                                 "comment": "# Limit build parallelism"}, None),
+    # issue 34: a companion recipe; the binding goes into the overrideAttrs that makes the file's value only
+    "companion-inline": ({"path": "propagatedBuildInputs", "after": "pname",
+                          "value": "(oldAttrs.propagatedBuildInputs or []) ++ [ customPytorch.out ]"}, None),
+    "companion-import": ({"path": "propagatedBuildInputs", "after": "pname",
+                          "value": "(oldAttrs.propagatedBuildInputs or []) ++ [ customPytorch.out ]"}, None),
 }
 
 
@@ -82,6 +87,24 @@ def test_after_a_dotted_binding_in_a_nested_attrset(tmp_path):
     assert changed["recipe.nix"] == b"x.overrideAttrs (o: {\n  meta = {\n    a.b = 1;\n    x = 3;\n    c = 2;\n  };\n})\n"
 
 
+@pytest.mark.parametrize("blank_line, expected_text", [
+    ("auto", "x.overrideAttrs (o: {\n  a = 1;\n\n  c = 3;\n\n  b = 2;\n})\n"),  # as a and b are separated
+    ("none", "x.overrideAttrs (o: {\n  a = 1;\n  c = 3;\n\n  b = 2;\n})\n"),
+    ("before", "x.overrideAttrs (o: {\n  a = 1;\n\n  c = 3;\n\n  b = 2;\n})\n"),
+])
+def test_blank_line_overrides_the_files_habit_above_an_inserted_binding(tmp_path, blank_line, expected_text):
+    text = "x.overrideAttrs (o: {\n  a = 1;\n\n  b = 2;\n})\n"
+    _, changed = run_step("set-binding", {"path": "c", "value": "3", "after": "a", "blank-line": blank_line},
+                          _tree(tmp_path, text))
+    assert changed["recipe.nix"] == expected_text.encode()
+
+
+def test_blank_line_before_in_an_unseparated_attrset(tmp_path):
+    _, changed = run_step("set-binding", {"path": "c", "value": "3", "blank-line": "before"},
+                          _tree(tmp_path, "x.overrideAttrs (o: {\n  a = 1;\n  b = 2;\n})\n"))
+    assert changed["recipe.nix"] == b"x.overrideAttrs (o: {\n  a = 1;\n  b = 2;\n\n  c = 3;\n})\n"
+
+
 def test_a_missing_after_binding_is_reported_and_the_binding_goes_last(tmp_path):
     text = "x.overrideAttrs (o: {\n  a = 1;\n})\n"
     plan, changed = run_step("set-binding", {"path": "c", "value": "3", "after": "pname"}, _tree(tmp_path, text))
@@ -121,9 +144,89 @@ def test_a_file_without_the_target_is_reported(tmp_path):
     assert [w.message for w in plan.warnings] == ["found no overrideAttrs attrset: a not set"]
 
 
+# --- where: which overrideAttrs (issue 34) -------------------------------------------------------
+
+# A stand-in for nixpkgs' derivations: overrideAttrs merges, and `out` (like a store path) is made from every
+# input, so a derivation that lists its own `out` among its inputs cannot be evaluated, as with real nixpkgs.
+STUB = """let
+  mk = attrs: attrs // {
+    overrideAttrs = f: mk (attrs // f attrs);
+    override = args: mk (attrs // args);
+    out = "${attrs.pname}-${builtins.concatStringsSep "+" attrs.propagatedBuildInputs}";
+  };
+in {
+  python3Packages = {
+    torch = mk { pname = "torch"; propagatedBuildInputs = [ "numpy" ]; };
+    torchvision = mk { pname = "torchvision"; propagatedBuildInputs = [ "pillow" ]; };
+  };
+}
+"""
+
+
+def _evaluate(nix, tmp_path, recipe: bytes) -> tuple[bool, str]:
+    import subprocess
+
+    (tmp_path / "stub.nix").write_text(STUB)
+    (tmp_path / "evaluated.nix").write_bytes(recipe)
+    expression = "(import ./evaluated.nix { pkgs = import ./stub.nix; }).propagatedBuildInputs"
+    result = subprocess.run([nix, "--eval", "--strict", "-E", expression],
+                            cwd=tmp_path, capture_output=True, text=True)
+    return result.returncode == 0, (result.stdout if result.returncode == 0 else result.stderr)
+
+
+def test_the_binding_goes_into_the_overrideattrs_of_the_files_value_and_the_recipe_evaluates(tmp_path, nix_oracle):
+    from conftest import require_nix
+
+    nix = require_nix()
+    params = CASES["companion-inline"][0]
+    ok, shown = _evaluate(nix, tmp_path, expected("set-binding", "companion-inline"))
+    assert ok and shown.strip() == '[ "pillow" "pytorch-python313-cuda12_8-sm61-avx-numpy" ]', shown
+    # every overrideAttrs (the behaviour before `where`): customPytorch would list its own output
+    plan, _, everywhere = run_case("set-binding", "companion-inline", dict(params, where="every"), tmp_path)
+    assert everywhere.count(b"propagatedBuildInputs = ") == 2 and len(plan.changed[0].edits) == 2
+    ok, shown = _evaluate(nix, tmp_path, everywhere)
+    assert not ok and "infinite recursion" in shown
+
+
+def test_where_names_the_let_binding_whose_overrideattrs_gets_it(tmp_path):
+    _, _, after = run_case("set-binding", "companion-inline", {"path": "dontStrip", "value": "true", "after": "pname",
+                                                                "where": "customPytorch"}, tmp_path)
+    inner, outer = after.split(b"in\n  (nixpkgs_pinned")
+    assert b'    pname = "pytorch-python313-cuda12_8-sm61-avx";\n    dontStrip = true;\n' in inner
+    assert b"dontStrip" not in outer
+
+
+@pytest.mark.parametrize("text, where, message", [
+    ("let d = x.overrideAttrs (o: { a = 1; }); in { inherit d; }\n", "result",
+     "no overrideAttrs makes the file's value (1 nested in other expressions): b not set (where = \"every\" sets "
+     "it in each, or name the let binding)"),
+    ("let d = x.overrideAttrs (o: { a = 1; }); in d\n", "e", "no let binding e made by overrideAttrs: b not set"),
+])
+def test_a_file_whose_value_is_not_made_by_overrideattrs_is_reported(tmp_path, text, where, message):
+    plan, changed = run_step("set-binding", {"path": "b", "value": "1", "where": where}, _tree(tmp_path, text))
+    assert changed == {} and [w.message for w in plan.warnings] == [message]
+
+
+@pytest.mark.parametrize("text, expected_text", [
+    # a variable bound by the let: followed to its value
+    ("let d = x.overrideAttrs (o: { a = 1; }); in d\n", "let d = x.overrideAttrs (o: { a = 1; b = 1; }); in d\n"),
+    # a chain: the outermost call
+    ("(x.overrideAttrs (o: { a = 1; })).overrideAttrs (o: { a = 2; })\n",
+     "(x.overrideAttrs (o: { a = 1; })).overrideAttrs (o: { a = 2; b = 1; })\n"),
+    # both branches of an if, through with and assert
+    ("{ c }: with c; assert true; if c then x.overrideAttrs (o: { a = 1; }) else y.overrideAttrs (o: { a = 2; })\n",
+     "{ c }: with c; assert true; if c then x.overrideAttrs (o: { a = 1; b = 1; }) else y.overrideAttrs (o: { a = 2; b = 1; })\n"),
+])
+def test_the_files_value_is_followed_down_its_spine(tmp_path, text, expected_text):
+    plan, changed = run_step("set-binding", {"path": "b", "value": "1"}, _tree(tmp_path, text))
+    assert changed["recipe.nix"] == expected_text.encode() and plan.warnings == []
+
+
 @pytest.mark.parametrize(
     "params, message",
     [
+        ({"path": "a", "value": "1", "where": "a b"}, "'where' must be \"result\", \"every\" or the name of a let binding"),
+        ({"path": "a", "value": "1", "where": "every", "at": "passthru"}, "'where' chooses an overrideAttrs; with 'at'"),
         ({"path": "a", "value": "[ 1"}, "'value' is not a Nix expression (syntax error"),
         ({"path": "a", "value": "  "}, "'value' is not a Nix expression (it is empty)"),
         ({"path": "a.${b}", "value": "1"}, "'path' must be a dotted path of plain names"),

@@ -457,6 +457,24 @@ class Repository:
     def short(self, commit: str) -> str:
         return self.repo.git.rev_parse("--short", commit)
 
+    def first_parent(self, commit: str) -> str | None:
+        """The commit `commit` was made on (None for a root commit or when git cannot tell)."""
+        import git
+
+        try:
+            return self.repo.git.rev_parse("--verify", "-q", f"{commit}^1")
+        except git.GitCommandError:
+            return None
+
+    def subject(self, commit: str) -> str:
+        """The first line of `commit`'s message (empty when git cannot read it)."""
+        import git
+
+        try:
+            return self.repo.git.log("-1", "--format=%s", commit)
+        except git.GitCommandError:
+            return ""
+
     def tree(self, commit: str, max_bytes: int = DEFAULT_MAX_BYTES) -> CommitTree:
         """The files of `commit`; a GitError when git cannot list them (a missing or damaged object)."""
         import git

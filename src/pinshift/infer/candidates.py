@@ -10,6 +10,7 @@ the proof restricts its `files` to globs of that group.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +45,7 @@ class Candidate:
     rivals: tuple = ()
     narrow_only: bool = False
     templated: tuple[str, ...] = ()  # params (and "title", "message") holding {base}/{target} on purpose
+    retitle: Callable[[int], str] | None = None  # the title showing up to N characters of text (to tell steps apart)
 
 
 def literal(text: str) -> str:
@@ -88,7 +90,6 @@ def writable(value: Any) -> bool:
     if isinstance(value, dict):
         return all(writable(k) and writable(v) for k, v in value.items())
     return True
-    detail: str = ""  # what the step does, one sentence: the body of its commit message
 
 
 def replacement(old: str, new: str) -> tuple[str, str, bool] | None:

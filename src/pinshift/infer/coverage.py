@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pinshift.diff import unified_diff
 from pinshift.display import printable
 from pinshift.errors import PinshiftError
-from pinshift.infer.hunks import overreach
+from pinshift.infer.blocks import first_mixed_block
 from pinshift.infer.trees import Comparison
 from pinshift.plan import Plan, tree_changes
 
@@ -91,27 +91,54 @@ def planned_files(plan: Plan, base_tree) -> Callable[[str], bytes | None]:
     return read
 
 
-def overreaching(comparison: Comparison, planned: Callable[[str], bytes | None]) -> list[str]:
-    """Paths whose planned bytes change something TARGET did not (the proof's guarantee; normally empty):
-    a path TARGET keeps taken away, a path created that TARGET does not have, bytes not between BASE's
-    and TARGET's. Editing a file TARGET removes, or one it renames that no step renamed, is not one."""
-    origins = set(comparison.renamed.values())
-    found = []
+def recipe_origins(plan: Plan) -> dict[str, str]:
+    """Path -> the BASE path it was renamed or cloned from by the plan's steps (followed through each step)."""
+    found: dict[str, str] = {}
+    for step in plan.steps:
+        for change in step.changed:
+            came_from = change.old_path or change.source
+            if came_from is not None:
+                found[change.path] = found.get(came_from, came_from)
+    return found
+
+
+def corrupted(comparison: Comparison, planned: Callable[[str], bytes | None],
+              origins: dict[str, str] | None = None) -> dict[str, str]:
+    """Path -> why, for each path the replayed recipe leaves as neither BASE nor TARGET has it (normally empty).
+
+    A path TARGET keeps taken away; a path created that TARGET does not have; a file TARGET has
+    whose blocks of changed lines do not each end as BASE's or TARGET's (blocks.first_mixed_block),
+    or a new file that is not TARGET's whole. A file TARGET renames that no step renamed is held to
+    TARGET's renamed bytes the same way. Editing a file TARGET removes is not one (its removal is
+    residue either way)."""
+    renamed_to = {origin: path for path, origin in comparison.renamed.items()}
+    found: dict[str, str] = {}
     for path, data in sorted(planned.overlay.items()):  # type: ignore[attr-defined]
         in_target = comparison.target_tree.mode(path) is not None
         if data is None:
             if in_target:
-                found.append(path)
+                found[path] = f"removes {path}, which TARGET keeps"
             continue
-        if not in_target:
-            if path not in comparison.removed and path not in origins:
-                found.append(path)
+        if not in_target and path in comparison.removed:
             continue
-        origin = comparison.origin(path) or path
+        if not in_target and path not in renamed_to:
+            found[path] = f"creates {path}, which TARGET does not have"
+            continue
+        target_path = path if in_target else renamed_to[path]
+        origin = (origins or {}).get(path) or comparison.origin(target_path) or (target_path if in_target else path)
         before = _base(comparison, origin) if comparison.base_tree.mode(origin) else None
-        target = comparison.target_read(path)
-        if before is not None and target is not None and overreach(before, data, target):
-            found.append(path)
+        target = comparison.target_read(target_path)
+        if target is None or data == target:
+            continue
+        if before is None:
+            found[path] = f"writes {path} otherwise than TARGET has it"
+            continue
+        if before == target:
+            found[path] = f"changes {path}, which TARGET leaves as it is"
+            continue
+        line = first_mixed_block(before, target, data)
+        if line is not None:
+            found[path] = f"leaves {path} near TARGET's line {line} as neither BASE nor TARGET has it"
     return found
 
 

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,8 @@ from pinshift.errors import PinshiftError, UsageError
 from pinshift.globs import glob_problem, matches
 from pinshift.infer import propose_docs, propose_files, propose_nix, propose_pins, propose_strings
 from pinshift.infer.candidates import Setting, draft_message, literal, literal_value, writable
-from pinshift.infer.coverage import Coverage, measure, overreaching, planned_files
+from pinshift.infer.coverage import Coverage, corrupted, measure, planned_files, recipe_origins
+from pinshift.infer.groups import describe
 from pinshift.infer.prove import Accepted, Dropped, attempt
 from pinshift.infer.recipe_toml import render
 from pinshift.infer.state import State
@@ -40,6 +42,7 @@ PHASES = (
     ("pin-nixpkgs", propose_pins.propose_pin_nixpkgs),
     ("pin-swap", propose_pins.propose_pin_swaps),
     ("rename-attr", propose_nix.propose_attr_renames),
+    ("rename-binding", propose_nix.propose_binding_renames),
     ("set-binding", propose_nix.propose_bindings),
     ("replace-in-strings", propose_strings.propose_string_replacements),
     ("metadata-rev", propose_nix.propose_metadata_revs),
@@ -160,16 +163,17 @@ def recipe_tables(inference: Inference) -> tuple[dict, list[dict]]:
     setting, repository = inference.setting, inference.comparison.repository
     base = setting.branches["base"] if repository.branch_commit(setting.branches["base"]) else ""
     target = setting.branches["target"] if repository.branch_commit(setting.branches["target"]) else ""
-    recipe = {"name": target or "inferred",
-              "description": f"Inferred by pinshift infer from {setting.base} to {setting.target}",
+    comparison = inference.comparison
+    subject = repository.subject(comparison.target_commit)
+    one_commit = repository.first_parent(comparison.target_commit) == comparison.base_commit
+    recipe = {"name": target or recipe_name(subject) or "inferred",
+              "description": (f"{subject} (inferred by pinshift infer from {setting.base} to {setting.target})"
+                              if subject and one_commit else
+                              f"Inferred by pinshift infer from {setting.base} to {setting.target}"),
               "base": base, "target": target, "files": list(setting.recipe_files)}
     steps = []
-    for accepted in inference.steps:
+    for accepted, title in zip(inference.steps, distinct_titles(inference.steps)):
         candidate = accepted.candidate
-        title = candidate.title
-        if candidate.files is None and accepted.files is not None and len(accepted.files) <= 2 \
-                and len(candidate.intended) > 1:
-            title += f" ({', '.join(glob.rpartition('/')[2] for glob in accepted.files)})"
         message = draft_message(title, candidate.detail)
         table = {"kind": candidate.kind, "title": title, "message": message, "params": candidate.params}
         if accepted.files is not None:
@@ -178,15 +182,63 @@ def recipe_tables(inference: Inference) -> tuple[dict, list[dict]]:
     return recipe, steps
 
 
+def recipe_name(subject: str) -> str:
+    """A recipe name from a commit subject: `Add CUDA 12.x variants` -> `add-cuda-12.x-variants`.
+
+        >>> recipe_name("Add CUDA 12.x variants"), recipe_name("vLLM 0.16.0: bump (#42)")
+        ('add-cuda-12.x-variants', 'vllm-0.16.0-bump-42')
+    """
+    words = re.findall(r"[A-Za-z0-9][A-Za-z0-9._]*", subject.lower())
+    name = "-".join(w.rstrip(".") for w in words)
+    return name[:60].rstrip("-.")
+
+
+def distinct_titles(steps: list[Accepted]) -> list[str]:
+    """Each step's title, told apart from the others': a step restricted to a group of files says which
+    (its one or two globs); titles still alike show more of their text, then the files they run on."""
+    titles = []
+    for accepted in steps:
+        candidate = accepted.candidate
+        title = candidate.title
+        if candidate.files is None and accepted.files is not None and len(accepted.files) <= 2 \
+                and len(candidate.intended) > 1:
+            title += f" ({', '.join(glob.rpartition('/')[2] for glob in accepted.files)})"
+        titles.append(title)
+    for limit in (80, 160):
+        if len(set(titles)) == len(titles):
+            break
+        for index, accepted in enumerate(steps):
+            if titles.count(titles[index]) > 1 and accepted.candidate.retitle is not None:
+                titles[index] = accepted.candidate.retitle(limit)
+    alike = [titles.count(title) > 1 for title in titles]
+    for index, accepted in enumerate(steps):
+        if alike[index]:
+            files = accepted.files or ()
+            where = ", ".join(glob.rpartition("/")[2] for glob in files[:2]) if files else "the recipe's files"
+            titles[index] = f"{titles[index]} ({where}{', …' if len(files) > 2 else ''})"
+    alike = [titles.count(title) > 1 for title in titles]  # (still alike: the same step twice) numbered
+    numbered = list(titles)
+    for index, title in enumerate(titles):
+        if alike[index]:
+            numbered[index] = f"{title} ({_ordinal(titles[: index + 1].count(title))})"
+    return numbered
+
+
+def _ordinal(number: int) -> str:
+    return {1: "first", 2: "second", 3: "third"}.get(number, f"number {number}")
+
+
+MAX_PROOF_ROUNDS = 24
+
+
 def prove(inference: Inference, kinds) -> None:
-    """Plan the recipe as written from BASE; drop steps that change what TARGET did not; measure coverage."""
+    """Plan the recipe as written from BASE; keep each step off the files it leaves as neither BASE nor TARGET
+    has them (or drop it); measure coverage. The recipe written is the one whose whole plan passed."""
     comparison = inference.comparison
-    while True:
+    for _ in range(MAX_PROOF_ROUNDS):
         inference.recipe, inference.step_tables = recipe_tables(inference)
         if not inference.steps:
-            inference.plan = Plan(recipe="inferred", steps=[])
-            inference.coverage = measure(comparison, planned_files(inference.plan, comparison.base_tree))
-            return
+            break
         text = render(inference.recipe, inference.step_tables)
         recipe = parse_recipe(tomllib.loads(text), "the inferred recipe")
         try:
@@ -198,22 +250,54 @@ def prove(inference: Inference, kinds) -> None:
                                                                 f"{str(error).splitlines()[0]} (dropped at the proof)"))
             continue
         refused = next((s for s in plan.steps if s.refused), None)
+        if refused is not None:
+            dropped = inference.steps.pop(refused.index - 1)
+            inference.dropped.append(Dropped(dropped.candidate, f"the whole recipe's plan refuses "
+                                                                f"{refused.refused[0].path} (dropped at the proof)"))
+            continue
         planned = planned_files(plan, comparison.base_tree)
-        wrong = overreaching(comparison, planned)
-        if refused is None and not wrong:
+        wrong = corrupted(comparison, planned, recipe_origins(plan))
+        if not wrong:
             inference.plan = plan
             inference.coverage = measure(comparison, planned)
             return
-        dropped = inference.steps.pop(_culprit(plan, refused, wrong))
-        why = f"refuses {refused.refused[0].path}" if refused else f"changes {wrong[0]}, which TARGET does not do"
-        inference.dropped.append(Dropped(dropped.candidate, f"the whole recipe's plan {why} (dropped at the proof)"))
+        _keep_off(inference, plan, wrong)
+    inference.steps.clear()  # (no recipe proved within the rounds: nothing is written)
+    inference.recipe, inference.step_tables = recipe_tables(inference)
+    inference.plan = Plan(recipe=inference.recipe["name"], steps=[])
+    inference.coverage = measure(comparison, planned_files(inference.plan, comparison.base_tree))
 
 
-def _culprit(plan: Plan, refused, wrong: list[str]) -> int:
-    """The index of the step to drop: the refusing step, else the last step that changed a wrong path."""
-    if refused is not None:
-        return refused.index - 1
-    for step in reversed(plan.steps):
-        if any(change.path in wrong or change.old_path in wrong for change in step.changed):
-            return step.index - 1
-    return len(plan.steps) - 1
+def _keep_off(inference: Inference, plan: Plan, wrong: dict[str, str]) -> None:
+    """Each wrong file is kept off the last step that changed it: that step's `files` narrowed to the rest of
+    what it changed, or the step dropped when no few globs say the rest. The proof then runs again."""
+    comparison = inference.comparison
+    names: dict[str, set[str]] = {}  # a wrong path and the names it had on the way (renamed or cloned from)
+    origins = recipe_origins(plan)
+    for path in wrong:
+        names[path] = {path, origins.get(path, path)}
+    culprits: dict[int, set[str]] = {}
+    for path, known in names.items():
+        step = next((s for s in reversed(plan.steps) if any(
+            {c.path, c.old_path, c.source} & known for c in s.changed)), None)
+        if step is not None:
+            culprits.setdefault(step.index - 1, set()).update(known)
+    if not culprits:  # (cannot happen: a wrong path is one a step wrote) drop the last step rather than loop
+        dropped = inference.steps.pop()
+        inference.dropped.append(Dropped(dropped.candidate, f"the whole recipe's plan {next(iter(wrong.values()))}"))
+        return
+    universe = set(comparison.base_tree.paths()) | set(comparison.target_paths())
+    for index in sorted(culprits, reverse=True):
+        accepted = inference.steps[index]
+        step = plan.steps[index]
+        keep = {p for c in step.changed for p in (c.path, c.old_path, c.source) if p is not None} - culprits[index]
+        files = describe(keep, universe - keep) if keep else None
+        first = sorted(culprits[index])[0]
+        why = wrong.get(first) or next(iter(wrong.values()))
+        if files is None:
+            inference.steps.pop(index)
+            how = "" if not keep else ": no few globs say the files it is right for"
+            inference.dropped.append(Dropped(accepted.candidate, f"the whole recipe's plan {why} (dropped at the "
+                                                                  f"proof{how})"))
+        else:
+            accepted.files = files

@@ -44,6 +44,11 @@ def name_change(old: str, new: str) -> tuple[str, str, bool] | None:
     return found if found is not None and _renames(found, old, new) else None
 
 
+def token_count(text: str) -> int:
+    """How many name tokens `text` has: `cuda12_9` 1, `cuda12_9-sm100` 3."""
+    return len(_NAME_TOKEN.findall(text))
+
+
 def _renames(found: tuple[str, str, bool], old: str, new: str) -> bool:
     try:
         return Naming(*found).new_name(old) == new
@@ -51,3 +56,39 @@ def _renames(found: tuple[str, str, bool], old: str, new: str) -> bool:
         return False
 
 
+
+
+def inserted_text(change: tuple[str, str, bool]) -> str | None:
+    """What a regex name change inserts (`pkg-` for `^(?!pkg\\-)` -> `pkg-`), None for a literal replacement.
+
+        >>> inserted_text((r"^(?!pkg\\-)", "pkg-", True)), inserted_text(("python312", "python311", False))
+        ('pkg-', None)
+        >>> inserted_text((r"(?<!\\-old)\\.", "-old.", True))
+        '-old'
+    """
+    if not change[2]:
+        return None
+    new = change[1].replace("\\\\", "\\")
+    prefix = re.match(r"\^\(\?!(.*)\)\Z", change[0])
+    if prefix:
+        return new
+    before = re.match(r"\(\?<!(.*)\)(.*)\Z", change[0], re.S)
+    after = re.match(r"(.*)\(\?!(.*)\)\Z", change[0], re.S)
+    if before:
+        token = re.sub(r"\\(.)", r"\1", before.group(2))
+        return new[: len(new) - len(token)] if new.endswith(token) else new
+    if after:
+        token = re.sub(r"\\(.)", r"\1", after.group(1))
+        return new[len(token):] if new.startswith(token) else new
+    return new
+
+
+def change_words(change: tuple[str, str, bool]) -> tuple[str, str]:
+    """(how a name change reads in a title, its kind): ("cuda12_9 to cuda12_8", "replace"),
+    ("the prefix pkg-", "prefix"), ("-old", "insert")."""
+    inserted = inserted_text(change)
+    if inserted is None:
+        return f"{change[0]} to {change[1]}", "replace"
+    if change[0].startswith("^(?!"):
+        return f"the prefix {inserted}", "prefix"
+    return inserted, "insert"

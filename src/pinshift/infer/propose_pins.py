@@ -25,7 +25,7 @@ from pinshift.infer.candidates import Candidate, Setting
 from pinshift.infer.state import State
 from pinshift.migrations.pin_swap import pin_sites
 from pinshift.nar import parse_sha256
-from pinshift.syntax.queries import STRING_TYPES, fetcher_calls, functions, string_value, unwrap
+from pinshift.syntax.queries import STRING_TYPES, fetcher_calls, functions, string_value, unwrap, walk
 
 _FULL = re.compile(rb"[0-9a-fA-F]{40}\Z")
 _HEXWORD = re.compile(rb"(?<![0-9A-Za-z_])[0-9a-fA-F]{7,40}(?![0-9A-Za-z_])")
@@ -258,19 +258,59 @@ def pin_nixpkgs_params(state: State, path: str, target_path: str) -> dict | None
         comment = comment_above(target_doc, binding)
         if comment:
             params["comment"] = comment
+        if _imports_siblings(doc, target_doc):
+            params["companions"] = "import"
         return params
     return None
 
 
+def _sibling_calls(doc) -> dict[bytes, tuple[bytes, bool]]:
+    """Relative `.nix` path -> (how it is called, whether with an empty argument set), for each
+    `import ./x.nix ARGS` / `callPackage ./x.nix ARGS` of the file."""
+    found = {}
+    for call in walk(doc.root, "apply_expression"):
+        inner, arguments = unwrap(call.child_by_field_name("function")), unwrap(call.child_by_field_name("argument"))
+        if inner is None or inner.type != "apply_expression" or arguments is None or arguments.type != "attrset_expression":
+            continue
+        caller, path = unwrap(inner.child_by_field_name("function")), unwrap(inner.child_by_field_name("argument"))
+        if caller is None or path is None or caller.type != "variable_expression" or path.type != "path_expression":
+            continue
+        text = doc.text(path)
+        if text.startswith((b"./", b"../")) and text.endswith(b".nix"):
+            found[text] = (doc.text(caller), not arguments.named_children)
+    return found
+
+
+def _imports_siblings(doc, target_doc) -> bool:
+    """Whether TARGET imports with no arguments a sibling recipe the file passed Flox's arguments to
+    (`import ./pytorch-….nix { inherit lib …; }` or `callPackage ./pytorch-….nix { }` -> `import ./pytorch-….nix {}`)."""
+    before, after = _sibling_calls(doc), _sibling_calls(target_doc)
+    return any(after.get(path) == (b"import", True) and (caller != b"import" or not empty)
+               for path, (caller, empty) in before.items())
+
+
 def propose_pin_nixpkgs(state: State, setting: Setting) -> list[Candidate]:
+    """One candidate per group of files with the same pin; `map` and `companions` only say how a file's own
+    arguments and sibling calls are converted, so files that differ only there (one without a `map` entry
+    because it never uses `config`) share a step, with the union of both."""
     groups: dict[tuple, list[str]] = defaultdict(list)
     values: dict[tuple, dict] = {}
     for path, target_path in _nix_pairs(state):
         params = pin_nixpkgs_params(state, path, target_path)
-        if params is not None:
-            key = tuple(sorted((k, tuple(sorted(v.items())) if isinstance(v, dict) else v) for k, v in params.items()))
-            groups[key].append(path)
-            values[key] = params
+        if params is None:
+            continue
+        key = tuple(sorted((k, v) for k, v in params.items() if k not in ("map", "companions")))
+        merged = values.get(key)
+        if merged is not None and any(merged.get("map", {}).get(f, v) != v for f, v in params.get("map", {}).items()):
+            key += (("map", tuple(sorted(params["map"].items()))),)  # the same formal mapped otherwise
+            merged = values.get(key)
+        if merged is None:
+            merged = values[key] = {k: v for k, v in params.items() if k not in ("map", "companions")}
+        if params.get("map"):
+            merged["map"] = dict(sorted({**merged.get("map", {}), **params["map"]}.items()))
+        if params.get("companions"):
+            merged["companions"] = params["companions"]
+        groups[key].append(path)
     found = []
     for key, paths in sorted(groups.items(), key=lambda item: (-len(item[1]), item[1][0])):
         params = values[key]

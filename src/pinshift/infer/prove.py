@@ -5,9 +5,10 @@ then `runner.plan_step` over the state's WorkingSet). It is kept when it changes
 one file, refuses none, and every byte it changes is a change TARGET made
 (`hunks.overreach`): a rename or clone must produce a path TARGET has, a removal must
 take away a path TARGET does not have. Run on the recipe's files it may reach files its
-evidence did not come from; it is then tried again with `files` restricted to globs of
-that group, then to the paths themselves. A candidate that fails every way is dropped,
-and the first reason is reported.
+evidence did not come from, or change some files otherwise than TARGET: those files are
+left out and it is tried again on the rest, with `files` restricted to a few globs of
+them (or a short list). A candidate that fails every way is dropped, and the first
+reason is reported.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from pinshift.errors import PinshiftError
 from pinshift.globs import matches
 from pinshift.infer.candidates import Candidate, Setting, draft_message
-from pinshift.infer.groups import exact_globs, group_globs
+from pinshift.infer.groups import describe
 from pinshift.infer.hunks import overreach
 from pinshift.infer.state import State
 from pinshift.plan import FileChange, StepPlan
@@ -47,52 +48,96 @@ def recipe_step(candidate: Candidate, files: tuple[str, ...] | None) -> RecipeSt
                       message=draft_message(candidate.title, candidate.detail), files=files)
 
 
-def file_options(state: State, candidate: Candidate, setting: Setting) -> list[tuple[str, ...] | None]:
-    """The `files` a candidate is tried with, broadest first."""
+def first_files(state: State, candidate: Candidate, setting: Setting) -> tuple[str, ...] | None | bool:
+    """The `files` a candidate is tried with first: its own, the recipe's, or globs of its group (False: none)."""
     if candidate.files is not None:
-        return [candidate.files]
+        return candidate.files
     intended = sorted(set(candidate.intended))
-    options: list[tuple[str, ...] | None] = []
     if all(matches(p, setting.recipe_files) for p in intended) and not candidate.narrow_only:
-        options.append(None)
+        return None
+    return narrowed(state, intended)
+
+
+def narrowed(state: State, keep) -> tuple[str, ...] | bool:
+    """`files` for exactly the paths `keep` (False when no few globs or short list says them)."""
     universe = set(state.paths()) | set(state.comparison.target_paths())
-    globs = group_globs(intended, universe - set(intended))
-    if globs is not None:
-        options.append(globs)
-    exact = exact_globs(intended)
-    if exact not in options:
-        options.append(exact)
-    return options
+    found = describe(keep, universe - set(keep))
+    return False if found is None else found
 
 
 def attempt(state: State, candidate: Candidate, setting: Setting, kinds) -> Accepted | Dropped:
     """Plan `candidate` on `state`; keep its changes there and return Accepted, or leave `state` as it was.
 
-    The broadest `files` that works wins, unless it makes the step warn about files its evidence did
-    not come from (pin-nixpkgs leaving a file it cannot convert): then a narrower one that works
-    without those warnings is preferred.
+    Tried first on the recipe's files (or its group's); every file where its change is not TARGET's
+    (or that it refuses) is then left out, and it is tried again on the rest, described by a few
+    globs (`groups.describe`), until it changes only what TARGET changed: the files left out are
+    residue, not a reason to lose the step everywhere. A step that works but warns about files its
+    evidence did not come from (pin-nixpkgs leaving a file it cannot convert) is narrowed too when
+    that removes the warnings, and kept with them otherwise.
     """
     first: str | None = None
     fallback = None
-    options = file_options(state, candidate, setting)
-    for position, files in enumerate(options):
+    tried: list = []
+    files = first_files(state, candidate, setting)
+    while files is not False and files not in tried and len(tried) < MAX_ROUNDS:
+        tried.append(files)
         snapshot = state.snapshot()
         try:
             planned = plan_candidate(state, candidate, files, setting, kinds)
-            problem = check_step(state, planned)
         except PinshiftError as error:
-            planned, problem = None, str(error).splitlines()[0] if str(error) else type(error).__name__
-        if problem is None and position + 1 < len(options) and stray_warnings(planned, candidate):
-            fallback = fallback or files
-            problem = "warns about files TARGET does not change"
-        if problem is None:
+            state.restore(snapshot)
+            first = first or (str(error).splitlines()[0] if str(error) else type(error).__name__)
+            files = narrowed(state, candidate.intended) if files is None and candidate.files is None else False
+            continue
+        wrong = wrong_files(state, planned)
+        stray = stray_warnings(planned, candidate) if not wrong and fallback is None else set()
+        if planned.changed and not wrong and not stray:
             state.moved()
             return Accepted(candidate, files, planned)
         state.restore(snapshot)
-        first = first or problem
+        if not planned.changed:
+            first = first or "changes nothing"
+            break
+        if stray:
+            fallback = files
+        first = first or next(iter(wrong.values()), None)
+        keep = touched(planned) - set(wrong) - stray
+        if not keep:
+            break
+        files = narrowed(state, sorted(keep))
+        if files is False:
+            first = (f"{first}; " if first else "") + (f"no few globs say the {len(keep)} files where it "
+                                                        "is right without the others")
     if fallback is not None:
         return attempt_with(state, candidate, fallback, setting, kinds)
     return Dropped(candidate, first or "no files to run on")
+
+
+MAX_ROUNDS = 4
+
+
+def touched(planned: StepPlan) -> set[str]:
+    """Every path a planned step reads or writes: edited, renamed (both names), cloned (source and copy)."""
+    found = set()
+    for change in planned.changed:
+        found.add(change.path)
+        found.update(p for p in (change.old_path, change.source) if p is not None)
+    return found
+
+
+def wrong_files(state: State, planned: StepPlan) -> dict[str, str]:
+    """Path -> why, for each file the step refuses or changes otherwise than TARGET (a clone or rename: both names)."""
+    found: dict[str, str] = {}
+    for change in planned.refused:
+        found[change.path] = (f"refuses {change.path}: {change.reason}" if not change.reason.startswith(change.path)
+                              else f"refuses {change.reason}")
+    for change in planned.changed:
+        problem = check_change(state, change)
+        if problem is not None:
+            for path in (change.path, change.old_path, change.source):
+                if path is not None:
+                    found.setdefault(path, problem)
+    return found
 
 
 def attempt_with(state: State, candidate: Candidate, files, setting: Setting, kinds) -> Accepted:
@@ -101,9 +146,9 @@ def attempt_with(state: State, candidate: Candidate, files, setting: Setting, ki
     return Accepted(candidate, files, planned)
 
 
-def stray_warnings(planned: StepPlan, candidate: Candidate) -> bool:
+def stray_warnings(planned: StepPlan, candidate: Candidate) -> set[str]:
     intended = set(candidate.intended)
-    return any(change.warnings and change.path not in intended for change in planned.files)
+    return {change.path for change in planned.files if change.warnings and change.path not in intended}
 
 
 def plan_candidate(state: State, candidate: Candidate, files, setting: Setting, kinds) -> StepPlan:
@@ -112,21 +157,6 @@ def plan_candidate(state: State, candidate: Candidate, files, setting: Setting, 
     [(step, kind, params)] = validate_recipe(recipe, kinds, setting.branches)
     return plan_step(state.files, kind, params, recipe.files_for(step), title=step.title, message=step.message,
                      recipe=RECIPE_NAME, raw_params=step.params)
-
-
-def check_step(state: State, planned: StepPlan) -> str | None:
-    """Why the planned step is not TARGET's (None: every change it makes is one TARGET made)."""
-    if planned.refused:
-        change = planned.refused[0]
-        return f"refuses {change.path}: {change.reason}" if not change.reason.startswith(change.path) else \
-            f"refuses {change.reason}"
-    if not planned.changed:
-        return "changes nothing"
-    for change in planned.changed:
-        problem = check_change(state, change)
-        if problem is not None:
-            return problem
-    return None
 
 
 def check_change(state: State, change: FileChange) -> str | None:
