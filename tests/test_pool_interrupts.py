@@ -105,14 +105,15 @@ def pool_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if isinstance(t, futures_process._ExecutorManagerThread)]
 
 
-def test_an_interrupt_in_the_memo_loop_ends_the_pool_before_it_leaves_the_runner(tmp_path):
+def test_an_interrupt_in_the_memo_loop_ends_the_pool_before_it_leaves_the_runner(tmp_path, monkeypatch):
     (tmp_path / "pkgs").mkdir()
     matrix = variants()
     for n in range(64):
         (tmp_path / "pkgs" / f"r{n:03}.nix").write_text(render_recipe(matrix[n % len(matrix)], OLD_REV))
     recipe = parse_recipe(tomllib.loads(BUNDLED_KINDS_RECIPE), "bundled-kinds.toml")
     steps = validate_recipe(recipe, bundled_kinds())
-    memo = SignalOnFirstRecord(tmp_path / "cache")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    memo = SignalOnFirstRecord()
     assert multiprocessing.active_children() == [] and pool_threads() == []
     with pytest.raises(KeyboardInterrupt):
         with handling_signals():
