@@ -14,11 +14,12 @@ CASES = {  # fixture -> (recipe file name, where L003 points, its advice)
     "overlay-torch": ("pytorch-python313-cuda12_9-sm90-avx512.nix", (15, 32),
                       "this file defines python3Packages itself (in an overlay, at 15:9): rename that definition "
                       "with its uses to python313Packages (rename-attr with definitions = \"rename\"), not only the uses"),
-    "package-overrides": ("pytorch-python313-cpu-avx2.nix", (8, 30),
+    # L003 points at the set the build is reached through (issue 33), not at the first mention of its name
+    "package-overrides": ("pytorch-python313-cpu-avx2.nix", (14, 18),
                           "this file defines python3Packages itself (in packageOverrides, at 8:7): rename that "
                           "definition with its uses to python313Packages (rename-attr with definitions = \"rename\"), "
                           "not only the uses"),
-    "let-alias": ("pytorch-python313-cuda12_9-sm86-avx2.nix", (4, 29),
+    "let-alias": ("pytorch-python313-cuda12_9-sm86-avx2.nix", (11, 23),
                   "this file defines python3Packages itself (in an overlay, at 4:5): rename that definition with its "
                   "uses to python313Packages (rename-attr with definitions = \"rename\"), not only the uses"),
     "plain-let-alias": ("pytorch-python313-cpu-avx512.nix", (7, 23), "use python313Packages"),
