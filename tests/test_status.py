@@ -36,21 +36,20 @@ ROWS = (
     "| self-contained fetchTarball + source override | 8 | pin drift |",
     f"| `build-pytorch` | `pytorch-2.10-cuda12_9` | `0182a36` | pytorch ?[^4] | 12.9 | 3.13 | {DEMO_GPUS} "
     "| `python313Packages` | self-contained fetchTarball | 66 | – |",
-    "| `build-vllm` | `main` | `0182a36` | vllm ?[^5] | 12.9 | 3.12 (2) / 3.13 (2) | sm90 / sm100 "
+    "| `build-vllm` | `main` | `0182a36` | vllm ?[^4] | 12.9 | 3.12 (2) / 3.13 (2) | sm90 / sm100 "
     "| `python312Packages` (2) / `python313Packages` (2) | self-contained fetchTarball | 4 | – |",
-    "| `build-vllm` | `mixed` | `0182a36` (3) / `6a030d5` (2) | vllm ?[^5] | 12.9 | 3.13 (4) / 3.12 (1) "
+    "| `build-vllm` | `mixed` | `0182a36` (3) / `6a030d5` (2) | vllm ?[^4] | 12.9 | 3.13 (4) / 3.12 (1) "
     "| sm89 / sm90 / sm100 / sm120 | `python313Packages` (4) / `python312Packages` (1) | self-contained fetchTarball "
     "| 5 | pin drift |",
-    "| `build-vllm` | `tie` | `0182a36` (2) / `6a030d5` (2) | vllm ?[^5] | 12.9 | 3.12 (2) / 3.13 (2) | sm90 / sm100 "
+    "| `build-vllm` | `tie` | `0182a36` (2) / `6a030d5` (2) | vllm ?[^4] | 12.9 | 3.12 (2) / 3.13 (2) | sm90 / sm100 "
     "| `python312Packages` (2) / `python313Packages` (2) | self-contained fetchTarball | 4 | pin drift |",
 )
 # every unknown or weakly sourced value is explained once (issue 33)
 FOOTNOTES = (
-    "[^1]: pytorch ?: not stated in the recipes; they use their caller's nixpkgs",
+    "[^1]: version ?: not stated in the recipes; they use their caller's nixpkgs",
     "[^2]: CUDA 12.8: read from the file names (file name cuda12_8); the recipes name no cudaPackages set",
     "[^3]: Python 3.13: read from the file names; python3Packages is the pin's default",
-    "[^4]: pytorch ?: not stated in the recipes; --nixpkgs DIR reads it from each pin",
-    "[^5]: vllm ?: not stated in the recipes; --nixpkgs DIR reads it from each pin",
+    "[^4]: version ?: not stated in the recipes; --nixpkgs DIR reads it from each pin",
 )
 ALIGNED = ("no (caller's nixpkgs)", "no", "no", "no", "yes", "yes", "partly (3 of 5)", "partly (2 of 4)")
 
@@ -182,7 +181,7 @@ def test_nixpkgs_clone_gives_the_pytorch_version_of_each_pin(run_cli, make_repo,
     assert result.stdout.endswith(f"- note: nixpkgs {OLD_REV[:12]} (repo@elsewhere) is not in {clone}; fetch it "
                                   f"there (git -C {clone} fetch origin {OLD_REV})\n\n"
                                   "[^1]: Python 3.13: read from the file names; python3Packages is the pin's default\n"
-                                  f"[^2]: pytorch ?: not stated in the recipes; nixpkgs {OLD_REV[:7]} is not in the "
+                                  f"[^2]: version ?: not stated in the recipes; nixpkgs {OLD_REV[:7]} is not in the "
                                   "--nixpkgs clone\n")
     report = json.loads(run_cli("status", "--repo", str(repo), "--nixpkgs", str(clone), "--format", "json").stdout)
     jsonschema.validate(report, SCHEMA)

@@ -345,16 +345,32 @@ def _read_bindings(doc: Document, facts: RecipeFacts, found: list, resolver: Res
             if value is not None and value.type == "variable_expression" and doc.text(value) in (b"true", b"false"):
                 facts.cuda_support = Fact(_text(doc, value), value.start_byte, dotted)
         elif name == "cudaPackages" and facts.cuda_overlay is None:
-            target, _ = resolver.follow(binding.value)
-            if target is not None and target.type == "select_expression":
-                last = attrpath_segments(doc, target.child_by_field_name("attrpath"))[-1]
-                if last.name and last.name.startswith("cudaPackages"):
-                    facts.cuda_overlay = Fact(last.name, last.node.start_byte, f"{last.name} overlay")
+            _cuda_binding(doc, facts, binding, resolver)
         elif name == "cudaVersion" and facts.cuda_binding is None:
             value = resolver.string(binding.value)
             if value is not None:
                 facts.cuda_binding = Fact(value.value, value.offset, f"{dotted}" + _via(value))
     return pname_binding
+
+
+def _cuda_binding(doc: Document, facts: RecipeFacts, binding, resolver: Resolver) -> None:
+    """`cudaPackages = final.cudaPackages_12_9;` in an overlay, or `cudaPackages = cudaPackages_12_9;` (under
+    `with`) as an `.override` argument: the set the build takes."""
+    target, _ = resolver.follow(binding.value)
+    if target is None:
+        return
+    if target.type == "select_expression":
+        last = attrpath_segments(doc, target.child_by_field_name("attrpath"))[-1]
+        name, at = last.name, last.node
+    elif target.type == "variable_expression":
+        name, at = _text(doc, target), target
+    else:
+        return
+    if name and name.startswith("cudaPackages"):
+        call = binding.container.parent
+        function = unwrap(call.child_by_field_name("function")) if call is not None and call.type == "apply_expression" else None
+        argument = function is not None and _text(doc, function).rsplit(".", 1)[-1] == "override"
+        facts.cuda_overlay = Fact(name, at.start_byte, f"{name} (.override argument)" if argument else f"{name} overlay")
 
 
 def _gpu_binding(doc: Document, facts: RecipeFacts, binding, name: str, resolver: Resolver) -> None:

@@ -13,7 +13,9 @@ Every counted value keeps how it was read (`Counted.sources`), most used first.
   recipe's pin (origin "pin"), else `?` with the reason;
 - CUDA, GPU targets (GPU recipes only), Python, package sets, each with counts and sources;
 - recipe pattern: "Flox function args", "self-contained fetchTarball" (the recipe imports its
-  own pinned nixpkgs), "... + source override" (it also fetches the package's own source);
+  own pinned nixpkgs), "... + source override" (it also fetches the source of the nixpkgs package it
+  overrides), "... + own source" (it builds a package of its own from fetched source: mkDerivation,
+  buildPythonApplication);
 - variants: the build recipes, and how many are GPU, CPU and Darwin builds; drift: more than one
   pin, more than one package set for one Python;
 - alignment (`align`): whether every build recipe pins the target revision.
@@ -52,8 +54,10 @@ def pattern_of(facts: RecipeFacts) -> str:
     if not pins:
         return UNPINNED
     fetcher = pins[0].kind.removeprefix("builtins.")
-    own_source = any(pin not in pins for pin in facts.pins)
-    return f"self-contained {fetcher}" + (" + source override" if own_source else "")
+    if not any(pin not in pins for pin in facts.pins):
+        return f"self-contained {fetcher}"
+    builds_itself = facts.builder is not None and facts.builder != "callPackage"
+    return f"self-contained {fetcher}" + (" + own source" if builds_itself else " + source override")
 
 
 def version_key(value: str) -> tuple:

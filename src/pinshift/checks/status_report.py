@@ -13,10 +13,9 @@ The text table fits the terminal: `width` columns (the command passes $COLUMNS, 
 width, else 100). While it is wider, these steps are taken in order (`FIT_STEPS`): Package Set left
 out; Recipe Pattern abbreviated; GPU left out; Recipe Pattern left out; the counts in CUDA and Python
 left out; Package shows only the main package, without counts; Nixpkgs Pin shows the two most used
-(`+2`); Package and Nixpkgs Pin cut with `…` (to no less than 20 characters) if that is enough;
-Drift left out (a line per drifting branch follows the table); the same cut if enough; Variants left
-out; then Package and Nixpkgs Pin are cut to no less than 12 characters, and Branch too only when
-that is not enough. A line
+(`+2`); Drift left out (a line per drifting branch follows the table); Variants left out; then the
+widest of Package and Nixpkgs Pin is cut with `…`, one character at a time, to no less than 12
+characters, then Branch too, and on a very narrow terminal every column (to 4 characters). A line
 under the table names what was left out; `wide=True` (`--wide`) shows every column in full. Markdown
 and JSON keep everything. JSON (schema `pinshift.status/2`, docs/status-schema.json) carries every
 count and every value's sources.
@@ -47,13 +46,10 @@ FIT_STEPS = (
     ("short", "Python"),
     ("short", "Package"),
     ("short", "Nixpkgs Pin"),
-    ("cut", 20),
     ("drop", "Drift"),
-    ("cut", 20),
     ("drop", "Variants"),
     ("cut", 12),
 )
-# the columns a ("cut", N) step may narrow: Package and Nixpkgs Pin down to N; the last one Branch too
 
 TRUNCATED = ("Package", "Nixpkgs Pin", "Branch")
 _PATTERN_SHORT = {"Flox function args": "Flox args", " + source override": " + src"}
@@ -189,10 +185,10 @@ def _versions(package, notes: Footnotes, short: bool) -> str:
 
 
 def _unknown_version(package, version) -> str:
-    """`pytorch ?: not stated in the recipes; --nixpkgs DIR reads it from each pin` (counts only for several reasons)."""
+    """`version ?: not stated in the recipes; --nixpkgs DIR reads it from each pin` (counts only for several reasons)."""
     reasons = "; ".join(f"{reason} ({count} recipes)" if len(version.sources) > 1 else reason
                         for reason, count in version.sources)
-    return f"{package.package} ?: not stated in the recipes; {reasons}"
+    return f"version ?: not stated in the recipes; {reasons}"
 
 
 def _packages(row: BranchStatus, notes: Footnotes, short: bool = False) -> str:
@@ -405,6 +401,8 @@ def _fit(columns: list[str], rows: list[dict], width: int, wide: bool):
             narrowed = _narrowed({c: natural(c) for c in narrowable}, total(cut) - width, argument)
             if last and total(narrowed) > width:  # the branch names are cut only when nothing else fits
                 narrowed = _narrowed({c: natural(c) for c in TRUNCATED if c in shown}, total(cut) - width, argument)
+            if last and total(narrowed) > width:  # a very narrow terminal: every column
+                narrowed = _narrowed({c: natural(c) for c in shown}, total(cut) - width, 4)
             if total(narrowed) <= width or last:
                 cut = narrowed
         elif argument not in shown:
