@@ -31,7 +31,7 @@ from tree_sitter import Node
 from pinshift.checks.notation import python_version
 from pinshift.checks.resolve import Resolver
 from pinshift.syntax.document import Document
-from pinshift.syntax.queries import attrpath_segments, fetcher_calls, unwrap
+from pinshift.syntax.queries import attrpath_segments, bindings_spelling, fetcher_calls, nodes_spelling, unwrap
 
 PACKAGE_SET = re.compile(r"python\d*Packages\Z")
 INTERPRETER = re.compile(r"python3\d*\Z")
@@ -167,6 +167,16 @@ def _in_path(doc: Document, resolver: Resolver, base: Node | None, segments, dep
                     inner.attribute = _attribute(segments, 0)
                 return inner
     entries = ([(base_name, base)] if base_name else []) + segments
+    found = _by_name(entries)
+    if found is None and base is not None and base_name is None:  # `(x.override { … }).overrideAttrs …`
+        found = reach_of(doc, resolver, base, depth + 1)
+        if found is not None and found.found and found.attribute is None:
+            found.attribute = _attribute(segments, 0)
+    return found if found is not None and (found.found or found.builder) else None
+
+
+def _by_name(entries) -> Reach | None:
+    """The first package set or interpreter among (name, node) entries of a path."""
     for index, (name, where) in enumerate(entries):
         if name is None:
             continue
@@ -201,11 +211,11 @@ def _strip_version(text: str) -> str | None:
     return match.group(1) if match else None
 
 
-def own_version(doc: Document, resolver: Resolver, pname_binding, found: list, package: str) -> Fact | None:
+def own_version(doc: Document, resolver: Resolver, pname_binding, package: str) -> Fact | None:
     """The version the recipe states for its package (see the module docstring for the order)."""
     if pname_binding is not None:
-        siblings = {b.path[-1]: b for b in found if b.container == pname_binding.container and len(b.path) >= 1
-                    and b.path[:-1] == pname_binding.path[:-1]}
+        siblings = {b.path[-1]: b for b in bindings_spelling(doc, ("version", "src"))
+                    if b.container == pname_binding.container and b.path[:-1] == pname_binding.path[:-1]}
         if "version" in siblings:
             binding = siblings["version"]
             value = resolver.string(binding.value)
@@ -217,7 +227,7 @@ def own_version(doc: Document, resolver: Resolver, pname_binding, found: list, p
             fact = _src_version(doc, resolver, siblings["src"].value)
             if fact is not None:
                 return fact
-    return _let_version(resolver, found, package)
+    return _let_version(doc, resolver, package)
 
 
 def _src_version(doc: Document, resolver: Resolver, value: Node) -> Fact | None:
@@ -235,11 +245,13 @@ def _src_version(doc: Document, resolver: Resolver, value: Node) -> Fact | None:
     return None
 
 
-def _let_version(resolver: Resolver, found: list, package: str) -> Fact | None:
+def _let_version(doc: Document, resolver: Resolver, package: str) -> Fact | None:
     """The one let-bound `…Version` of the package (`ortVersion`), else a let-bound `version`."""
+    spelled = {doc.text(node).decode("utf-8", "replace") for node in nodes_spelling(doc, b"Version")
+               if node.type == "identifier" and doc.text(node).endswith(b"Version")}
     candidates = []
     plain = None
-    for binding in found:
+    for binding in bindings_spelling(doc, sorted(spelled | {"version"})):
         if binding.root_kind != "let" or len(binding.path) != 1 or binding.path[0] is None:
             continue
         name = binding.path[0]

@@ -43,7 +43,8 @@ from pinshift.checks.resolve import Resolver
 from pinshift.migrations.pin_swap import pin_sites
 from pinshift.syntax.document import Document
 from pinshift.syntax.queries import (
-    attrpath_segments, bindings, fetcher_calls, functions, selects, string_value, strings, unwrap, walk,
+    STRING_TYPES, as_string, attrpath_segments, bindings_spelling, fetcher_calls, name_of, nodes_spelling, string_value,
+    unwrap,
 )
 
 __all__ = ["Fact", "Pin", "RecipeFacts", "recipe_facts", "GPU_NAMES"]
@@ -52,6 +53,9 @@ __all__ = ["Fact", "Pin", "RecipeFacts", "recipe_facts", "GPU_NAMES"]
 GPU_NAMES = ("gpuArchNum", "gpuArchSM", "gpuArchCMake", "gpuTargets", "cudaCapabilities", "TORCH_CUDA_ARCH_LIST",
              "CMAKE_CUDA_ARCHITECTURES")
 FLAG_NAMES = ("cpuFlags", "NIX_CFLAGS_COMPILE", "CXXFLAGS", "CFLAGS")
+# the bindings the facts are read from (found by their names: pinshift.syntax.queries.bindings_spelling)
+BINDING_NAMES = GPU_NAMES + FLAG_NAMES + ("pname", "platforms", "cudaSupport", "cudaPackages", "cudaVersion")
+_STRING_NEEDLES = (b"metadata-rev", b"TORCH_CUDA_ARCH_LIST", b"CMAKE_CUDA_ARCHITECTURES", b"-mavx", b"-march=")
 _METADATA_REV = re.compile(rb"echo[ \t]+(\S+)[ \t]*>[ \t]*\$out/\.metadata-rev")
 _ENV_TARGET = re.compile(rb"(TORCH_CUDA_ARCH_LIST|CMAKE_CUDA_ARCHITECTURES)\s*=\s*[\"']?([^\"'\s$;]*)")
 _CUDA_SET = re.compile(r"cudaPackages_\d+(?:_\d+)?\Z")
@@ -215,19 +219,22 @@ def _via(resolved) -> str:
 
 
 def recipe_facts(doc: Document) -> RecipeFacts:
-    """The facts of one parsed recipe; a file with syntax problems still reports what could be read."""
+    """The facts of one parsed recipe; a file with syntax problems still reports what could be read.
+
+    Every reader starts from the places the file spells what it looks for (a byte search, then a climb
+    up the tree), never from a walk of every node: pinshift status reads thousands of recipes.
+    """
     facts = RecipeFacts(path=doc.path, problems=doc.problems)
     resolver = Resolver(doc)
-    found = bindings(doc)  # walked once, read by every reader (pinshift status reads thousands of recipes)
     _read_pins(doc, facts)
     _read_arguments(doc, facts)
     _read_package(doc, facts, resolver)
-    _read_overrides(doc, facts, found)
-    pname_binding = _read_bindings(doc, facts, found, resolver)
+    _read_overrides(doc, facts)
+    pname_binding = _read_bindings(doc, facts, bindings_spelling(doc, BINDING_NAMES), resolver)
     _read_strings(doc, facts, resolver)
     _read_imports(doc, facts)
     derive(facts)
-    facts.version = own_version(doc, resolver, pname_binding, found, facts.package.value if facts.package else "")
+    facts.version = own_version(doc, resolver, pname_binding, facts.package.value if facts.package else "")
     return facts
 
 
@@ -248,43 +255,56 @@ def _read_pins(doc: Document, facts: RecipeFacts) -> None:
 def _read_arguments(doc: Document, facts: RecipeFacts) -> None:
     """The formals of the file's outermost function: what the caller supplies."""
     body = unwrap(next((n for n in doc.root.named_children if n.type != "comment"), None))
-    if body is not None and body.type == "function_expression":
-        for function in functions(doc):
-            if function.node == body:
-                facts.arguments = tuple(f.name for f in function.formals)
-                return
+    formals = body.child_by_field_name("formals") if body is not None and body.type == "function_expression" else None
+    if formals is not None:
+        names = (formal.child_by_field_name("name") for formal in formals.children_by_field_name("formal"))
+        facts.arguments = tuple(_text(doc, name) for name in names if name is not None and not name.is_missing)
 
 
 def _read_package(doc: Document, facts: RecipeFacts, resolver: Resolver) -> None:
     """The package set or interpreter and attribute the result is reached through; else the first
     select from one (`….python313.withPackages`); and the first `cudaPackages_X_Y` selected."""
     reach = reach_of(doc, resolver, result_expression(doc))
-    builder = reach.builder if reach is not None else None
+    facts.builder = reach.builder if reach is not None else None
     if reach is None or not reach.found:
-        reach = None
-        for select in selects(doc):
-            if reach is None and b"python" in doc.text(select.node):
-                candidate = reach_of(doc, resolver, select.node)
-                reach = candidate if candidate is not None and candidate.found else None
-            if facts.cuda_used is None:
-                _cuda_select(doc, facts, select)
-    else:
-        for select in selects(doc):
-            if _cuda_select(doc, facts, select):
-                break
-    facts.builder = builder
+        reach = _first_reach(doc, resolver)
+    _cuda_select(doc, facts)
     if reach is not None:
         _take_reach(facts, reach)
 
 
-def _cuda_select(doc: Document, facts: RecipeFacts, select) -> bool:
-    if facts.cuda_used is not None or b"cudaPackages_" not in doc.text(select.node):
-        return False
-    for segment in select.segments:
-        if segment.name and _CUDA_SET.match(segment.name):
-            facts.cuda_used = Fact(segment.name, segment.node.start_byte, f"{segment.name} selected")
-            return True
-    return False
+def _select_of(node):
+    """The select expression an identifier is a segment or the base variable of, else None."""
+    parent = node.parent
+    if parent is not None and parent.type == "attrpath" and parent.parent is not None \
+            and parent.parent.type == "select_expression":
+        return parent.parent
+    if parent is not None and parent.type == "variable_expression" and parent.parent is not None \
+            and parent.parent.type == "select_expression" and parent.parent.child_by_field_name("expression") == parent:
+        return parent.parent
+    return None
+
+
+def _first_reach(doc: Document, resolver: Resolver) -> Reach | None:
+    """The first select from a package set or interpreter the file spells (`python313.withPackages`)."""
+    for node in nodes_spelling(doc, b"python"):
+        select = _select_of(node) if node.type == "identifier" else None
+        if select is not None:
+            candidate = reach_of(doc, resolver, select)
+            if candidate is not None and candidate.found:
+                return candidate
+    return None
+
+
+def _cuda_select(doc: Document, facts: RecipeFacts) -> None:
+    """The first `cudaPackages_X_Y` selected from (`nixpkgs_pinned.cudaPackages_12_9.cudnn`) or named under `with`."""
+    for node in nodes_spelling(doc, b"cudaPackages_"):
+        if node.type != "identifier" or not _CUDA_SET.match(_text(doc, node)):
+            continue
+        if _select_of(node) is not None or (node.parent is not None and node.parent.type == "variable_expression"):
+            name = _text(doc, node)
+            facts.cuda_used = Fact(name, node.start_byte, f"{name} selected")
+            return
 
 
 def _take_reach(facts: RecipeFacts, reach: Reach) -> None:
@@ -299,22 +319,26 @@ def _take_reach(facts: RecipeFacts, reach: Reach) -> None:
         facts.python = Fact(python, at, reach.python_source)
 
 
-def _read_overrides(doc: Document, facts: RecipeFacts, found: list) -> None:
-    """Argument names of `x.override { ... }` (not overrideAttrs)."""
-    containers = set()
-    for node in walk(doc.root, "apply_expression"):
-        function = unwrap(node.child_by_field_name("function"))
-        if function is None or function.type != "select_expression":
+def _read_overrides(doc: Document, facts: RecipeFacts) -> None:
+    """Argument names of `x.override { ... }` (not overrideAttrs), from where the file spells `override`."""
+    for node in nodes_spelling(doc, b"override"):
+        select = _select_of(node) if node.type == "identifier" and doc.text(node) == b"override" else None
+        if select is None or node.parent.children_by_field_name("attr")[-1] != node:
             continue
-        segments = attrpath_segments(doc, function.child_by_field_name("attrpath"))
-        if not segments or segments[-1].name != "override":
+        call = select.parent
+        while call is not None and call.type == "parenthesized_expression":
+            call = call.parent
+        if call is None or call.type != "apply_expression" or unwrap(call.child_by_field_name("function")) != select:
             continue
-        argument = unwrap(node.child_by_field_name("argument"))
-        if argument is not None and argument.type == "attrset_expression":
-            containers.add(argument.id)
-    for binding in found:
-        if binding.container.id in containers and binding.path and binding.path[0]:
-            facts.overrides.append(Fact(binding.path[0], binding.attrpath.start_byte, ".override argument"))
+        argument = unwrap(call.child_by_field_name("argument"))
+        binding_set = next((c for c in argument.named_children if c.type == "binding_set"), None) \
+            if argument is not None and argument.type == "attrset_expression" else None
+        for binding in binding_set.named_children if binding_set is not None else ():
+            attrpath = binding.child_by_field_name("attrpath") if binding.type == "binding" else None
+            first = attrpath.child_by_field_name("attr") if attrpath is not None else None
+            name = name_of(doc, first) if first is not None else None
+            if name:
+                facts.overrides.append(Fact(name, attrpath.start_byte, ".override argument"))
 
 
 def _read_bindings(doc: Document, facts: RecipeFacts, found: list, resolver: Resolver):
@@ -400,9 +424,15 @@ def _flags_binding(facts: RecipeFacts, binding, name: str, resolver: Resolver) -
 def _read_strings(doc: Document, facts: RecipeFacts, resolver: Resolver) -> None:
     """In build-phase strings: the catalog marker `echo N > $out/.metadata-rev`, `TORCH_CUDA_ARCH_LIST=…`
     and `-DCMAKE_CUDA_ARCHITECTURES=…` (a `${…}` value resolved), `lib.cmakeFeature "CMAKE_CUDA_ARCHITECTURES" x`,
-    and `-m…` compiler flags when no binding gave the CPU flags."""
+    and `-m…` compiler flags when no binding gave the CPU flags. Only strings that spell one of these are read."""
+    found = {}
+    for needle in _STRING_NEEDLES:
+        for node in nodes_spelling(doc, needle):
+            string = node.parent if node.type == "string_fragment" else (node if node.type in STRING_TYPES else None)
+            if string is not None and string.type in STRING_TYPES:
+                found[string.id] = string
     flags_seen = bool(facts.cpu_flags)
-    for string in strings(doc):
+    for string in sorted((as_string(n) for n in found.values()), key=lambda s: s.node.start_byte):
         parts = string.parts
         for index, part in enumerate(parts):
             if part.kind != "literal":
@@ -456,9 +486,11 @@ def _cmake_feature(doc: Document, facts: RecipeFacts, resolver: Resolver, node) 
 
 def _read_imports(doc: Document, facts: RecipeFacts) -> None:
     """The first `import ./x.nix …` or `callPackage ./x.nix …` of a file beside it (a companion's PyTorch recipe)."""
-    if b".nix" not in doc.data:
-        return
-    for node in walk(doc.root, "path_expression"):
+    for node in nodes_spelling(doc, b".nix"):
+        while node is not None and node.type == "path_fragment":
+            node = node.parent
+        if node is None or node.type != "path_expression":
+            continue
         text = _text(doc, node)
         call = node.parent
         if not text.endswith(".nix") or "/" not in text or call is None or call.type != "apply_expression":

@@ -19,6 +19,7 @@ they say.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -155,6 +156,7 @@ _TOKENS = (
 )
 
 
+@functools.lru_cache(maxsize=4096)
 def name_parts(stem: str) -> NameParts:
     """The parts of a recipe's file name (without `.nix`).
 

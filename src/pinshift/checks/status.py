@@ -360,11 +360,14 @@ def gather_status(options: StatusOptions) -> StatusResult:
     from fnmatch import fnmatchcase
 
     from pinshift.checks.alignment import read_branch_pin, split_align_to
-    from pinshift.checks.branches import FactsCache, ReadOptions, read_branches, repository_name
+    from pinshift.checks.branches import FactsCache, ReadOptions, read_repositories, repository_name
     from pinshift.errors import UsageError
     from pinshift.gitrepo import Repository
 
+    from pinshift.checks.facts_memo import FactsMemo
+
     cache = FactsCache()
+    memo = FactsMemo.open()
     repositories, seen = [], set()
     for given in options.repos:
         repository = Repository.open_to_read(Path(given), f"--repo {given}")
@@ -384,7 +387,7 @@ def gather_status(options: StatusOptions) -> StatusResult:
                                  f"--align-to {options.align_to}",
                                  "pass --pick majority to align to the most common", cache)
     result = StatusResult([], target)
-    listed = []
+    listed, requests = [], []
     for repository, name in zip(repositories, names):
         shown = name if names.count(name) == 1 else str(repository.root)
         branches = repository.local_branches()
@@ -394,9 +397,11 @@ def gather_status(options: StatusOptions) -> StatusResult:
             listed.append(f"{shown} ({', '.join(b for b, _ in branches[:10]) or 'no branches'})")
             continue
         chosen.sort(key=lambda item: natural_key(item[0]))
-        for branch in read_branches(repository, chosen, options.files, options.max_bytes, cache,
-                                    ReadOptions(options.jobs), shown):
-            result.rows.append(branch_status(branch))
+        requests.append((repository, chosen, shown))
+    for branches in read_repositories(requests, options.files, options.max_bytes, cache, ReadOptions(options.jobs),
+                                      memo):
+        result.rows.extend(branch_status(branch) for branch in branches)
+    memo.save()
     if not result.rows:
         raise UsageError(f"no branch matches --branches {' '.join(options.branches)}: " + "; ".join(listed))
     result.notes.extend(f"no branch of {entry} matches --branches" for entry in listed)
