@@ -19,6 +19,7 @@ files:
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -260,3 +261,66 @@ def test_status_reads_the_same_shapes_from_a_copy_unchanged(run_cli, kinds, tmp_
     assert run_cli("status", "--repo", str(copy), "--format", "json").exit_code == 0
     assert git(copy, "for-each-ref", "--format=%(refname) %(objectname)") == before
     assert git(copy, "status", "--porcelain") == status
+
+
+# --- --nixpkgs: the version of each package's attribute at each recipe's pin ---------------------------
+
+
+@pytest.fixture
+def package_nixpkgs(tmp_path):
+    """A nixpkgs-shaped clone whose one commit has vllm 0.15.1 (python-packages.nix), onnxruntime 1.24.2
+    (all-packages.nix's callPackage) and comfyui 0.3.50 (pkgs/by-name): (clone, commit)."""
+    root = tmp_path / "nixpkgs"
+    files = {
+        "pkgs/top-level/python-packages.nix": "self: super: {\n  vllm = callPackage ../development/python-modules/vllm "
+                                              "{ };\n}\n",
+        "pkgs/development/python-modules/vllm/default.nix": '{ buildPythonPackage }:\nbuildPythonPackage rec {\n'
+                                                            '  pname = "vllm";\n  version = "0.15.1";\n}\n',
+        "pkgs/top-level/all-packages.nix": "{ callPackage }: {\n  onnxruntime = callPackage "
+                                           "../development/libraries/onnxruntime { };\n}\n",
+        "pkgs/development/libraries/onnxruntime/default.nix": '{ stdenv }:\nstdenv.mkDerivation {\n'
+                                                              '  pname = "onnxruntime";\n  version = "1.24.2";\n}\n',
+        "pkgs/by-name/co/comfyui/package.nix": '{ stdenv }:\nstdenv.mkDerivation {\n  pname = "comfyui";\n'
+                                               '  version = "0.3.50";\n}\n',
+    }
+    root.mkdir()
+    git(root, "init", "-q", "-b", "master")
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "--no-gpg-sign", "-m", "packages")
+    return root, git(root, "rev-parse", "HEAD").strip()
+
+
+def test_nixpkgs_fills_each_package_s_version_at_its_pin(run_cli, tmp_path, package_nixpkgs):
+    clone, commit = package_nixpkgs
+    root = tmp_path / "build-vllm"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "placeholder")
+    git(root, "commit", "-q", "--allow-empty", "--no-gpg-sign", "-m", "start")
+    pinned = {f".flox/pkgs/{Path(f).name}": re.sub(r"[0-9a-f]{40}", commit, (KINDS / f).read_text())
+              for f in LAYOUT["build-vllm"]["main"] + LAYOUT["build-vllm"]["v0.14.0"]
+              + ["onnxruntime/onnxruntime-python312-cpu-avx2.nix"]}
+    commit_branch(root, "main", pinned)
+    result = run_cli("status", "--repo", str(root), "--branches", "main", "--nixpkgs", str(clone), "--format",
+                     "markdown")
+    package = result.stdout.splitlines()[2].split(" | ")[3]
+    # 4 vLLM recipes state no version: the pin's 0.15.1; python312Custom's states 0.14.0 (an override);
+    # the ONNX Runtime recipe states 1.18.1 itself, so the pin's 1.24.2 (all-packages.nix) is not used
+    assert package == "vllm 0.15.1 (4) / 0.14.0 (override, 1); onnxruntime 1.18.1 (override)"
+    report = json.loads(run_cli("status", "--repo", str(root), "--branches", "main", "--nixpkgs", str(clone),
+                                "--format", "json").stdout)
+    jsonschema.validate(report, SCHEMA)
+    versions = report["branches"][0]["packages"][0]["versions"]
+    assert versions[0] == {"version": "0.15.1", "origin": "pin", "recipes": 4,
+                           "sources": [{"source": f"vllm at nixpkgs {commit[:7]}", "recipes": 4}]}
+
+
+def test_top_level_and_by_name_versions_are_read_from_the_clone(package_nixpkgs):
+    from pinshift.checks.nixpkgs import NixpkgsCheckout
+
+    clone, commit = package_nixpkgs
+    revision = NixpkgsCheckout(clone).at(commit)
+    assert (revision.version("vllm"), revision.version("onnxruntime"), revision.version("comfyui"),
+            revision.version("torch")) == ("0.15.1", "1.24.2", "0.3.50", None)
