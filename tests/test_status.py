@@ -368,12 +368,19 @@ def test_recipe_refusals(run_cli, repos):
 
 
 def test_readme_and_docs_show_the_hand_written_rows():
-    """The tables README.md and docs/status.md show are rows of this file's hand-written table."""
+    """The tables README.md and docs/status.md show are rows of the hand-written tables: this file's (the
+    demo pair, with alignment) and test_status_kinds.py's (the other kinds), their footnotes too."""
+    from test_status_kinds import FOOTNOTES as KIND_FOOTNOTES
+    from test_status_kinds import ROWS as KIND_ROWS
+
     root = Path(__file__).parents[1]
-    expected = {f"{row} {aligned} |" for row, aligned in zip(ROWS, ALIGNED)}
+    expected = {f"{row} {aligned} |" for row, aligned in zip(ROWS, ALIGNED)} | set(KIND_ROWS)
     for doc in ("README.md", "docs/status.md"):
-        shown = [line for line in (root / doc).read_text().splitlines() if line.startswith("| `build-")]
+        text = (root / doc).read_text().splitlines()
+        shown = [line for line in text if line.startswith("| `build-")]
         assert len(shown) >= 6 and set(shown) <= expected, doc
+        notes = [line for line in text if line.startswith("[^")]
+        assert notes and set(notes) <= set(FOOTNOTES) | set(KIND_FOOTNOTES), doc
 
 
 def test_symlinked_and_binary_recipes_are_skipped_with_their_reason(run_cli, make_repo):

@@ -363,7 +363,7 @@ def render_text(rows: list[BranchStatus], target=None, notes=(), verbose: bool =
         if left_out:
             said.append(f"left out: {', '.join(left_out)}")
         if short:
-            said.append(f"abbreviated: {', '.join(c for c in shown if c in short)}")
+            said.append(f"abbreviated: {', '.join(c for c in shown if c in short)}")  # `short` holds shown ones
         if cut:
             said.append(f"cut: {', '.join(cut)}")
         extra.append(f"({'; '.join(said)}; to fit {width} columns; --wide shows every column)")
@@ -392,6 +392,7 @@ def _fit(columns: list[str], rows: list[dict], width: int, wide: bool):
     def total(narrowed: dict) -> int:
         return sum(min(natural(c), narrowed.get(c, 10**6)) for c in shown) + 2 * (len(shown) - 1)
 
+    taken = []
     for index, (what, argument) in enumerate(FIT_STEPS):
         if total(cut) <= width:
             break
@@ -410,9 +411,24 @@ def _fit(columns: list[str], rows: list[dict], width: int, wide: bool):
         elif what == "drop":
             shown.remove(argument)
             left_out.append(argument)
+            taken.append((what, argument))
         elif any(r[argument][0] != r[argument][1] for r in rows):
             short.add(argument)
-    return shown, short, left_out, cut
+            taken.append((what, argument))
+    if not cut:  # a later step may have made room for an earlier one: undo what still fits, latest first
+        for what, argument in reversed(taken):
+            if what == "drop":
+                shown.insert(min(columns.index(argument), len(shown)), argument)
+                shown.sort(key=columns.index)
+                if total(cut) > width:
+                    shown.remove(argument)
+                else:
+                    left_out.remove(argument)
+            else:
+                short.discard(argument)
+                if total(cut) > width:
+                    short.add(argument)
+    return shown, short & set(shown), left_out, cut
 
 
 def _narrowed(widths: dict, excess: int, floor: int) -> dict:
