@@ -24,8 +24,9 @@ directory of the benchmark's own: what a maintainer's next run does); and for ea
 the same facts (nixpkgs archive revisions, package sets and interpreters, cudaPackages_X_Y /
 cudaVersion, every GPU-target notation, versions, pnames) over every branch of the same
 repositories, one `git grep` per repository, as the cheapest reading of the same blobs. It prints
-best and median seconds of `--repeat` runs, the ratio of the medians, and the load average before and
-after, since other jobs on a shared machine move the figures.
+best and median wall seconds of `--repeat` runs, the median CPU seconds of status (user + system, its
+workers included: what the machine's load cannot inflate), the ratio of the medians, and the load average
+before and after, since other jobs on a shared machine move the wall figures.
 
 Usage: python benchmarks/bench_status.py [--repeat 3] [--keep DIR] [--only one|six]
 """
@@ -35,6 +36,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -134,10 +136,13 @@ def _scratch_file(root: Path, path: str, text: str) -> Path:
     return target
 
 
-def timed(commands: list[list[str]], cwd: Path, repeat: int, env: dict | None = None) -> list[float]:
-    """Wall seconds of running `commands` one after another, `repeat` times after one untimed run."""
+def timed(commands: list[list[str]], cwd: Path, repeat: int, env: dict | None = None,
+          cpu: list | None = None) -> list[float]:
+    """Wall seconds of running `commands` one after another, `repeat` times after one untimed run; the CPU
+    seconds (user + system of the commands and their workers) of each timed run are added to `cpu`."""
     times = []
     for attempt in range(repeat + 1):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         for command in commands:
             result = subprocess.run(command, cwd=cwd, capture_output=True, env=env or USER_ENV)
@@ -145,6 +150,9 @@ def timed(commands: list[list[str]], cwd: Path, repeat: int, env: dict | None = 
                 sys.exit(f"{' '.join(command)} failed ({result.returncode}): {result.stderr.decode().strip()}")
         if attempt:
             times.append(time.perf_counter() - start)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            if cpu is not None:
+                cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     return times
 
 
@@ -195,24 +203,26 @@ def main() -> None:
                 env = dict(USER_ENV, XDG_CACHE_HOME=str(scratch / "cache"), PINSHIFT_CACHE="off" if memo == "cold" else "on")
                 shutil.rmtree(scratch / "cache", ignore_errors=True)
                 before = os.getloadavg()[0]
-                ours = timed(status, base, args.repeat, env)
+                cpu: list[float] = []
+                ours = timed(status, base, args.repeat, env, cpu)
                 grep = timed(grep_commands(chosen), base, args.repeat)
                 after = os.getloadavg()[0]
                 rows.append((f"{case} {memo}", len(names), branches, sum(blobs[n] for n in names), ours, grep, before,
-                             after))
+                             after, cpu))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)  # with --keep, the repositories are elsewhere
     print(f"pinshift status against git grep of the same facts; {args.repeat} runs each after one warm-up; "
           f"{os.cpu_count()} CPUs\n")
-    print("case | repos | branches | blobs | status best s | status median s | git grep median s | "
+    print("case | repos | branches | blobs | status best s | status median s | status CPU s | git grep median s | "
           "ratio (medians) | target s | met | load before/after")
-    print("---|---:|---:|---:|---:|---:|---:|---:|---:|---|---")
-    for case, repos, branches, count, ours, grep, before, after in rows:
+    print("---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---")
+    for case, repos, branches, count, ours, grep, before, after, cpu in rows:
         median, grep_median = statistics.median(ours), statistics.median(grep)
         target = TARGETS[case.split()[0]]
         met = "yes" if median <= target else "NO"
-        print(f"{case} | {repos} | {branches} | {count:,} | {min(ours):.2f} | {median:.2f} | {grep_median:.3f} | "
-              f"{median / grep_median:.1f}x | {target:.1f} | {met} | {before:.2f} / {after:.2f}")
+        print(f"{case} | {repos} | {branches} | {count:,} | {min(ours):.2f} | {median:.2f} | "
+              f"{statistics.median(cpu):.2f} | {grep_median:.3f} | {median / grep_median:.1f}x | {target:.1f} | {met} "
+              f"| {before:.2f} / {after:.2f}")
 
 
 if __name__ == "__main__":

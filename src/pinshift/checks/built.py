@@ -211,11 +211,23 @@ def _strip_version(text: str) -> str | None:
     return match.group(1) if match else None
 
 
-def own_version(doc: Document, resolver: Resolver, pname_binding, package: str) -> Fact | None:
-    """The version the recipe states for its package (see the module docstring for the order)."""
+VERSION_NAMES = ("version", "src")  # the bindings own_version reads, with every `…Version` (version_names)
+
+
+def version_names(doc: Document) -> set[str]:
+    """The names own_version reads: `version`, `src` and every identifier ending in `Version` the file spells."""
+    spelled = {doc.text(node).decode("utf-8", "replace") for node in nodes_spelling(doc, b"Version")
+               if node.type == "identifier" and doc.text(node).endswith(b"Version")}
+    return spelled | set(VERSION_NAMES)
+
+
+def own_version(doc: Document, resolver: Resolver, pname_binding, package: str, found: list | None = None) -> Fact | None:
+    """The version the recipe states for its package (see the module docstring for the order); `found`: the
+    bindings of `version_names` when the caller looked them up already."""
+    found = bindings_spelling(doc, sorted(version_names(doc))) if found is None else found
     if pname_binding is not None:
-        siblings = {b.path[-1]: b for b in bindings_spelling(doc, ("version", "src"))
-                    if b.container == pname_binding.container and b.path[:-1] == pname_binding.path[:-1]}
+        siblings = {b.path[-1]: b for b in found if b.path and b.path[-1] in VERSION_NAMES
+                    and b.container == pname_binding.container and b.path[:-1] == pname_binding.path[:-1]}
         if "version" in siblings:
             binding = siblings["version"]
             value = resolver.string(binding.value)
@@ -227,7 +239,7 @@ def own_version(doc: Document, resolver: Resolver, pname_binding, package: str) 
             fact = _src_version(doc, resolver, siblings["src"].value)
             if fact is not None:
                 return fact
-    return _let_version(doc, resolver, package)
+    return _let_version(resolver, package, found)
 
 
 def _src_version(doc: Document, resolver: Resolver, value: Node) -> Fact | None:
@@ -245,13 +257,11 @@ def _src_version(doc: Document, resolver: Resolver, value: Node) -> Fact | None:
     return None
 
 
-def _let_version(doc: Document, resolver: Resolver, package: str) -> Fact | None:
+def _let_version(resolver: Resolver, package: str, found: list) -> Fact | None:
     """The one let-bound `…Version` of the package (`ortVersion`), else a let-bound `version`."""
-    spelled = {doc.text(node).decode("utf-8", "replace") for node in nodes_spelling(doc, b"Version")
-               if node.type == "identifier" and doc.text(node).endswith(b"Version")}
     candidates = []
     plain = None
-    for binding in bindings_spelling(doc, sorted(spelled | {"version"})):
+    for binding in found:
         if binding.root_kind != "let" or len(binding.path) != 1 or binding.path[0] is None:
             continue
         name = binding.path[0]

@@ -35,7 +35,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from pinshift.checks.built import Fact, Reach, own_version, python_of_reach, reach_of, result_expression
+from pinshift.checks.built import (
+    Fact, Reach, own_version, python_of_reach, reach_of, result_expression, version_names,
+)
 from pinshift.checks.notation import (
     cuda_set_version, cuda_text_version, cuda_version, flags_in, isa_of, name_parts, sm_targets,
 )
@@ -230,11 +232,12 @@ def recipe_facts(doc: Document) -> RecipeFacts:
     _read_arguments(doc, facts)
     _read_package(doc, facts, resolver)
     _read_overrides(doc, facts)
-    pname_binding = _read_bindings(doc, facts, bindings_spelling(doc, BINDING_NAMES), resolver)
+    found = bindings_spelling(doc, BINDING_NAMES + tuple(sorted(version_names(doc))))  # one search for every name
+    pname_binding = _read_bindings(doc, facts, found, resolver)
     _read_strings(doc, facts, resolver)
     _read_imports(doc, facts)
     derive(facts)
-    facts.version = own_version(doc, resolver, pname_binding, facts.package.value if facts.package else "")
+    facts.version = own_version(doc, resolver, pname_binding, facts.package.value if facts.package else "", found)
     return facts
 
 
