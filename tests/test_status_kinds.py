@@ -324,3 +324,10 @@ def test_top_level_and_by_name_versions_are_read_from_the_clone(package_nixpkgs)
     revision = NixpkgsCheckout(clone).at(commit)
     assert (revision.version("vllm"), revision.version("onnxruntime"), revision.version("comfyui"),
             revision.version("torch")) == ("0.15.1", "1.24.2", "0.3.50", None)
+
+
+def test_scan_counts_interpreter_package_sets_as_status_does(run_cli):
+    report = json.loads(run_cli("scan", "--format", "json", str(KINDS / "vllm")).stdout)
+    assert report["package_set_drift"]["groups"] == {"python313.override": 2, "python311.override": 1,
+                                                     "python312.override": 1, "python313Packages": 1}
+    assert report["package_set_drift"]["majority"] == "python313.override"

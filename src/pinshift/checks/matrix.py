@@ -203,5 +203,5 @@ def aggregate(recipes: list[RecipeFacts]) -> Aggregates:
         drift(pinned),
         tuple(f.path for f in found if f.pin_value is None and f.uses_caller_nixpkgs),
         tuple(f.path for f in found if f.pin_value is None and not f.uses_caller_nixpkgs),
-        drift({f.path: f.package_set.value if f.package_set else None for f in found}),
+        drift({f.path: f.set_shown for f in found}),  # `python313.override` as status counts it
     )
