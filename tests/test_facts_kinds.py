@@ -237,3 +237,48 @@ def test_name_lookups_are_bounded_whatever_the_file(monkeypatch):
         recipe_from_bytes("pytorch-python313-cuda12_9-sm90-avx2.nix", _many_references(n))
         made.append(max(counts.values()))
     assert made[0] == made[1] <= 256
+
+
+MORE_SHAPES = {
+    # several capabilities in a let-bound `config` passed with `inherit config;`, a bare `python3.pkgs`
+    "vllm-python313-cuda12_9.nix": (b'''{ pkgs ? import <nixpkgs> {} }:
+let
+  config = { allowUnfree = true; cudaSupport = true; cudaCapabilities = [ "8.6" "8.9" "9.0" ]; };
+  nixpkgs_pinned = import (fetchTarball "https://github.com/NixOS/nixpkgs/archive/0182a361324364ae3f436a63005877674cf45efb.tar.gz") {
+    inherit config;
+    overlays = [ (final: prev: { cudaPackages = final.cudaPackages_12_9; }) ];
+  };
+in nixpkgs_pinned.python3.pkgs.vllm.overridePythonAttrs (old: { pname = "vllm-python313-cuda12_9"; })
+''', ("gpu", ("sm86+sm89+sm90", "config.cudaCapabilities"), ("12.9", "cudaPackages_12_9 overlay"),
+      ("3.13", "file name; python3 is the pin's default"), None)),
+    # an interpolated gpuArchSM, CUDA through packageOverrides, pkgsCuda, an -march level, an unresolvable list
+    "pytorch-python312-cuda12_6-sm89-avx2.nix": (b'''{ pkgs ? import <nixpkgs> {} }:
+let
+  gpuArchNum = "89";
+  gpuArchSM = "sm_${gpuArchNum}";
+  nixpkgs_pinned = import (fetchTarball "https://github.com/NixOS/nixpkgs/archive/0182a361324364ae3f436a63005877674cf45efb.tar.gz") {
+    config.packageOverrides = p: { cudaPackages = p.cudaPackages_12_6; };
+  };
+in (nixpkgs_pinned.pkgsCuda.python312Packages.torch.override { gpuTargets = [ gpuArchSM ]; }).overrideAttrs (old: {
+  pname = "pytorch-python312-cuda12_6-sm89-avx2";
+  env.NIX_CFLAGS_COMPILE = "-march=x86-64-v3";
+  env.TORCH_CUDA_ARCH_LIST = nixpkgs_pinned.lib.concatStringsSep ";" [ "8.9" ];
+})
+''', ("gpu", ("sm89", "gpuArchNum"), ("12.6", "cudaPackages_12_6 overlay"), ("3.12", "python312Packages"),
+      ("avx2", "env.NIX_CFLAGS_COMPILE"))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MORE_SHAPES))
+def test_more_shapes_than_the_issue_names(name):
+    text, (kind, target, cuda, python, isa) = MORE_SHAPES[name]
+    facts = recipe_from_bytes(name, text).facts
+    assert (facts.kind, sourced(facts.target), sourced(facts.cuda), sourced(facts.python), sourced(facts.isa)) == (
+        kind, target, cuda, python, isa)
+
+
+def test_lint_leaves_a_several_target_build_without_sm_in_its_name_alone(run_cli, tmp_path):
+    name = "vllm-python313-cuda12_9.nix"
+    (tmp_path / name).write_bytes(MORE_SHAPES[name][0])
+    report = __import__("json").loads(run_cli("lint", "--format", "json", str(tmp_path)).stdout)
+    assert sorted((f["code"], f["severity"]) for f in report["findings"]) == [("L000", "warning"), ("L003", "warning")]

@@ -156,8 +156,8 @@ def _sm(name, facts, add, pname_at) -> None:
         if named and name.cpu:
             notation, fact, found = named[0]
             add(fact.offset, "L005", f"name says cpu but {fact.source} = \"{fact.value}\" targets GPU {found[0]}")
-        elif named and not name.darwin:
-            add(named[0][1].offset, "L005", f"name has no sm<N> but the recipe targets GPU {'+'.join(named[0][2])}",
+        elif named and not name.darwin and len(named[0][2]) == 1:  # several targets: no sm<N> could say them
+            add(named[0][1].offset, "L005", f"name has no sm<N> but the recipe targets GPU {named[0][2][0]}",
                 "warning")
         return
     if not named:
