@@ -143,6 +143,14 @@ def test_schema_rejects_a_report_missing_a_figure(run_cli, repos):
     del report["branches"][0]["cuda"]
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(report, SCHEMA)
+    report = json.loads(run_cli("status", "--repo", str(repos[1]), "--format", "json").stdout)
+    del report["branches"][0]["python"][0]["sources"]  # every counted value says where it came from
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(report, SCHEMA)
+    report = json.loads(run_cli("status", "--repo", str(repos[1]), "--format", "json").stdout)
+    report["branches"][0]["gpu"][0]["target"] = "9.0"  # one notation: sm<N>
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(report, SCHEMA)
 
 
 def test_status_reads_commits_only_and_changes_nothing(run_cli, repos, tmp_path):
