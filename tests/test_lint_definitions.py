@@ -11,14 +11,15 @@ from step_golden import STEPS
 
 RENAME_ATTR = STEPS / "rename-attr"
 CASES = {  # fixture -> (recipe file name, where L003 points, its advice)
-    "overlay-torch": ("pytorch-python313-cuda12_9-sm90-avx512.nix", (15, 32),
+    "overlay-torch": ("pytorch-python313-cuda12_9-sm90-avx512.nix", (32, 19),
                       "this file defines python3Packages itself (in an overlay, at 15:9): rename that definition "
                       "with its uses to python313Packages (rename-attr with definitions = \"rename\"), not only the uses"),
-    "package-overrides": ("pytorch-python313-cpu-avx2.nix", (8, 30),
+    # L003 points at the set the build is reached through (issue 33), not at the first mention of its name
+    "package-overrides": ("pytorch-python313-cpu-avx2.nix", (14, 18),
                           "this file defines python3Packages itself (in packageOverrides, at 8:7): rename that "
                           "definition with its uses to python313Packages (rename-attr with definitions = \"rename\"), "
                           "not only the uses"),
-    "let-alias": ("pytorch-python313-cuda12_9-sm86-avx2.nix", (4, 29),
+    "let-alias": ("pytorch-python313-cuda12_9-sm86-avx2.nix", (11, 23),
                   "this file defines python3Packages itself (in an overlay, at 4:5): rename that definition with its "
                   "uses to python313Packages (rename-attr with definitions = \"rename\"), not only the uses"),
     "plain-let-alias": ("pytorch-python313-cpu-avx512.nix", (7, 23), "use python313Packages"),
@@ -50,5 +51,5 @@ def test_l003_text_line_for_an_overlay_recipe(run_cli, tmp_path):
     shutil.copyfile(RENAME_ATTR / "overlay-torch.nix", tmp_path / "pytorch-python313-cuda12_9-sm90-avx512.nix")
     result = run_cli("lint", ".", cwd=tmp_path)
     assert result.exit_code == 1
-    assert ("pytorch-python313-cuda12_9-sm90-avx512.nix:15:32: L003 python3Packages is ambiguous: the name says "
+    assert ("pytorch-python313-cuda12_9-sm90-avx512.nix:32:19: L003 python3Packages is ambiguous: the name says "
             "python313; this file defines python3Packages itself (in an overlay, at 15:9)") in result.stdout

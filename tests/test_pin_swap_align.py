@@ -99,8 +99,8 @@ def test_pick_majority_takes_the_most_common_pin(run_cli, repos):
     result = run_cli("migrate", "align", cwd=pytorch)
     assert result.exit_code == 0, result
     mixed = git(vllm, "rev-parse", "mixed").strip()[:7]
-    assert (f"note: step 1: new pin 0182a36…, the pin of build-vllm@mixed ({mixed}, majority: 3 of 5 recipes; "
-            "also 6a030d5 (2 recipes))") in result.stdout
+    assert (f"note: step 1: new pin 0182a36…, the pin of build-vllm@mixed ({mixed}, 3 of 5 recipes, a majority "
+            "(60 %); also 6a030d5 (2 recipes))") in result.stdout
     assert NEW_REV in git(pytorch, "show", "pytorch-2.9-aligned:.flox/pkgs/pytorch-python313-cpu-avx2.nix")
 
 

@@ -39,7 +39,10 @@ def test_scan_fixture_json_facts(run_cli):
     assert sm90["pins"] == [{"kind": "builtins.fetchTarball", "revision": NEW_REV, "expression": None, "hash": False}]
     assert (sm90["package_set"], sm90["attribute"]) == ("python313Packages", "torch")
     assert sm90["overrides"] == ["cudaSupport", "gpuTargets"]
-    assert sm90["gpu"] == {"gpuArchNum": "90", "gpuArchSM": "9.0", "gpuTargets": "[ gpuArchSM ]"}
+    assert sm90["gpu"] == {"gpuArchNum": {"value": "90", "source": "gpuArchNum"},
+                           "gpuArchSM": {"value": "9.0", "source": "gpuArchSM"},
+                           "gpuTargets": {"value": "9.0", "source": "gpuTargets via gpuArchSM"}}  # followed to the let
+    assert (sm90["kind"], sm90["facts"]["target"]) == ("gpu", {"value": "sm90", "source": "gpuArchNum"})
     assert sm90["cpu_flags"][0] == "-mavx512f" and sm90["platforms"] == ["x86_64-linux"]
     assert (sm90["pname"], sm90["metadata_rev"], sm90["cuda_overlay"]) == (
         "pytorch-python313-cuda12_9-sm90-avx512", "1", "cudaPackages_12_9")
@@ -78,7 +81,7 @@ def test_scan_seed_tree_summarises_pin_drift_in_text(run_cli, seed_tree):
     assert result.exit_code == 0
     path = seed_tree / drifted.filename
     assert "pin drift: 2 revisions among 66 recipes\n" \
-           "  6a030d5  65 recipes (majority)\n" \
+           "  6a030d5  65 recipes (majority: 98 % of 66 recipes)\n" \
            f"  0182a36  1 recipe: {path}\n" in result.stdout
     assert "package-set drift: 2 package sets among 66 recipes\n" in result.stdout
     assert result.stdout.startswith("66 files scanned, 66 recipes\n\npytorch (66 recipes)\n")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pinshift.checks.branches import BranchRecipes, FactsCache, read_branches
-from pinshift.checks.matrix import aggregate, builds
+from pinshift.checks.matrix import aggregate, builds, majority_phrase
 from pinshift.errors import GitError, UsageError
 
 _REVISION = re.compile(r"[0-9a-fA-F]{7,40}\Z")
@@ -39,10 +39,12 @@ class BranchPin:
         return f"the pin of {self.label}"
 
     def describe(self) -> str:
-        """`0182a36…, the pin of build-vllm@main (3c4d5e6, 12 recipes)` (+ what a majority pick left out)."""
+        """`0182a36…, the pin of build-vllm@main (3c4d5e6, 12 recipes)` (+ what a majority pick left out:
+        `3 of 5 recipes, a majority (60 %); also 6a030d5 (2 recipes)`; a plurality says it is no majority)."""
         counted = f"{self.count} recipe{'s' if self.count != 1 else ''}"
         if self.others:
-            counted = f"majority: {self.count} of {self.total} recipes; also {_listing(self.others)}"
+            counted = (f"{self.count} of {self.total} recipes, {majority_phrase(self.count, self.total)}; "
+                       f"also {_listing(self.others)}")
         return f"{self.revision[:7]}…, {self.origin} ({self.commit[:7]}, {counted})"
 
 

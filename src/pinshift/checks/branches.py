@@ -4,7 +4,8 @@
 of the files its globs select. Git is read in bulk: one `git ls-tree` per branch and one
 `git cat-file --batch` per branch for the blobs no branch read before. A file is parsed once per
 (path, blob id), so branches that share a file share its facts (`FactsCache`, also across
-repositories). Many files are parsed in forked workers (pinshift.pool).
+repositories), and not at all when an earlier run remembered them (checks.facts_memo). Many files
+are parsed in forked workers (pinshift.pool).
 """
 
 from __future__ import annotations
@@ -81,35 +82,54 @@ def repository_name(root: Path) -> str:
 
 def read_branches(repository, branches: Sequence[tuple[str, str]], globs: Sequence[str],
                   max_bytes: int = DEFAULT_MAX_BYTES, cache: FactsCache | None = None,
-                  options: ReadOptions = ReadOptions(), name: str | None = None) -> list[BranchRecipes]:
+                  options: ReadOptions = ReadOptions(), name: str | None = None, memo=None) -> list[BranchRecipes]:
     """Each (branch, commit) of `repository` (a gitrepo.Repository) with the facts of its recipe files.
 
-    A branch git cannot read is returned with its `error`; nothing else stops the others.
+    `memo` (a checks.facts_memo.FactsMemo) gives the facts of files read in an earlier run; they are
+    neither read from git nor parsed. A branch git cannot read is returned with its `error`; nothing
+    else stops the others.
     """
+    return read_repositories([(repository, branches, name)], globs, max_bytes, cache, options, memo)[0]
+
+
+def read_repositories(requests, globs: Sequence[str], max_bytes: int = DEFAULT_MAX_BYTES,
+                      cache: FactsCache | None = None, options: ReadOptions = ReadOptions(),
+                      memo=None) -> list[list[BranchRecipes]]:
+    """`read_branches` for several (repository, branches, name) at once: every new blob of every
+    repository is parsed in one pool, so small repositories share the workers of large ones."""
     cache = FactsCache() if cache is None else cache
-    name = name or repository_name(repository.root)
-    found: list[tuple[BranchRecipes, list[tuple[str, str]]]] = []
     pending: dict[tuple[str, str], bytes] = {}
-    for branch, commit in branches:
-        entry = BranchRecipes(name, str(repository.root), branch, commit, tuple(globs))
-        try:
-            found.append((entry, _read_branch(repository, entry, max_bytes, cache, pending)))
-        except GitError as error:
-            entry.error = str(error)
-            found.append((entry, []))
-    _parse(pending, cache, options)
-    for entry, keys in found:
-        entry.recipes = [cache[key] for key in keys]
-    return [entry for entry, _ in found]
+    per_repository = []
+    for repository, branches, name in requests:
+        name = name or repository_name(repository.root)
+        found: list[tuple[BranchRecipes, list[tuple[str, str]]]] = []
+        for branch, commit in branches:
+            entry = BranchRecipes(name, str(repository.root), branch, commit, tuple(globs))
+            try:
+                found.append((entry, _read_branch(repository, entry, max_bytes, cache, pending, memo)))
+            except GitError as error:
+                entry.error = str(error)
+                found.append((entry, []))
+        per_repository.append(found)
+    _parse(pending, cache, options, memo)
+    for found in per_repository:
+        for entry, keys in found:
+            entry.recipes = [cache[key] for key in keys]
+    return [[entry for entry, _ in found] for found in per_repository]
 
 
 def _read_branch(repository, entry: BranchRecipes, max_bytes: int, cache: FactsCache,
-                 pending: dict[tuple[str, str], bytes]) -> list[tuple[str, str]]:
-    """The (path, blob id) of each readable recipe file; new blobs' bytes go into `pending`."""
+                 pending: dict[tuple[str, str], bytes], memo=None) -> list[tuple[str, str]]:
+    """The (path, blob id) of each readable recipe file; new blobs' bytes go into `pending` (the facts of
+    blobs the memo remembers go straight into `cache`)."""
     tree = repository.tree(entry.commit, max_bytes)
     selected = [path for path in tree.paths() if matches(path, entry.globs)]
     entry.files = len(selected)
     keys = [(path, tree.blob_id(path)) for path in selected]
+    if memo is not None:
+        for key in keys:
+            if key not in cache and key not in pending and (remembered := memo.lookup(*key)) is not None:
+                cache[key] = remembered
     tree.prefetch([path for path, sha in keys if (path, sha) not in cache and (path, sha) not in pending])
     readable = []
     for path, sha in keys:
@@ -125,8 +145,8 @@ def _read_branch(repository, entry: BranchRecipes, max_bytes: int, cache: FactsC
     return readable
 
 
-def _parse(pending: dict[tuple[str, str], bytes], cache: FactsCache, options: ReadOptions) -> None:
-    """Facts of every pending file, in forked workers when there are many."""
+def _parse(pending: dict[tuple[str, str], bytes], cache: FactsCache, options: ReadOptions, memo=None) -> None:
+    """Facts of every pending file, in forked workers when there are many (remembered in `memo`)."""
     from pinshift.pool import process_files
 
     if not pending:
@@ -136,5 +156,7 @@ def _parse(pending: dict[tuple[str, str], bytes], cache: FactsCache, options: Re
     try:
         for index, facts in process_files(_BLOBS, list(keys), _facts, options):
             cache[keys[index]] = facts
+            if memo is not None:
+                memo.remember(*keys[index], facts)
     finally:
         _BLOBS.data = {}

@@ -1,19 +1,27 @@
 """Naming rules: a recipe's file name (`pytorch-python313-cuda12_9-sm90-avx512`) must say what it builds.
 
-The seed's convention is `<project>-python<XY>-<target>[-<isa>]` where target is
-`cuda<X>_<Y>-sm<N>`, `cpu` or `darwin-mps`. Each rule compares one part of the
-name with the fact the content states; the finding points at that fact.
+The name is read token by token (pinshift.checks.notation.name_parts): `<project>`, `python<XY>`
+(or `py<XY>`), `cuda<X>_<Y>` (or `cu<XY>`), `sm<N>`, `cpu`, `darwin-<backend>`, an ISA; a part
+the name leaves out is not checked. Each rule compares one part of the name with the fact the
+content states (pinshift.checks.facts: every notation of GPU target, CUDA, Python and CPU flags,
+names followed through `let` bindings); the finding points at that fact.
 
-  L001 file name differs from pname          L005 SM differs from the GPU target
-  L002 Python version differs from package set   L006 ISA differs from the CPU flags
-  L003 python3Packages is ambiguous (warning)    L007 ARM ISA on a non-aarch64-linux platform
-  L004 CUDA version differs from the overlay     L000 name does not follow the convention
+Severities follow ruff's convention that an error is something wrong, not something unclear:
+**error** only when the name and the content contradict each other, so the package built is not the
+one the name promises (a wrong build); **warning** when the name or the content leaves something
+unsaid or ambiguous; **note** when they agree through an alias (never fails a run).
 
-GPU targets compare as SM numbers in any notation (`"8.6"`, `sm_86`, `"86"`). An
-overlay that names only the CUDA major (`cudaPackages_13` for `cuda13_0`) is a
-note, not a finding; a recipe whose caller supplies `cudaPackages` (Flox function
-arguments) has no overlay to check. A `# pinshift: noqa` (or `# pinshift: noqa:
-L001, L005`) comment on a finding's line suppresses it (see `suppressed_by_noqa`).
+  L000 warning  the name does not follow the convention
+  L001 warning  the file name differs from pname, or the recipe sets no pname (note: pname is computed)
+  L002 error    the Python version in the name differs from the package set or interpreter
+  L003 warning  python3Packages / python3 is ambiguous
+  L004 error    the CUDA version in the name differs from the overlay (warning: none found; note: an alias)
+  L005 error    the SM in the name differs from the GPU target (warning: no target stated)
+  L006 error    the ISA in the name differs from the CPU flags (warning: one of the two is missing)
+  L007 error    the ISA does not fit the platforms
+
+A `# pinshift: noqa` (or `# pinshift: noqa: L001, L005`) comment on a finding's line suppresses it
+(see `suppressed_by_noqa`).
 """
 
 from __future__ import annotations
@@ -22,8 +30,9 @@ import re
 from pathlib import PurePath
 
 from pinshift.checks.collect import Recipe
+from pinshift.checks.facts import GPU_NAMES, Fact
 from pinshift.checks.findings import Finding, finding_at
-from pinshift.checks.matrix import ARM_ISAS, isa_of, normalize_sm, overlay_cuda, sm_of
+from pinshift.checks.notation import ARM_ISAS, cuda_set_version, cuda_text_version, isa_of, name_parts, sm_targets
 from pinshift.syntax.package_sets import definition_read
 from pinshift.syntax.queries import walk
 
@@ -37,17 +46,14 @@ RULES = {
     "L006": "the ISA in the name differs from the CPU flags",
     "L007": "the ISA does not fit the platform",
 }
-
-NAME = re.compile(
-    r"(?P<project>[a-z0-9]+)-python(?P<python>\d+)"
-    r"(?:-cuda(?P<cuda>\d+_\d+)-sm(?P<sm>\d+)|-(?P<cpu>cpu)|-(?P<darwin>darwin)-[a-z0-9]+)"
-    r"(?:-(?P<isa>[a-z0-9_]+))?\Z"
-)
+# the severity of each code's contradiction (a wrong build); its other findings are warnings or notes
+SEVERITY = {"L000": "warning", "L001": "warning", "L002": "error", "L003": "warning", "L004": "error",
+            "L005": "error", "L006": "error", "L007": "error"}
 
 
 def is_recipe(recipe: Recipe) -> bool:
-    """Lint only files that build something: they name a package set or a pname."""
-    return recipe.facts.package_set is not None or recipe.facts.pname is not None
+    """Lint only files that build something: they reach a package set or interpreter, or set a pname."""
+    return recipe.facts.builds
 
 
 def lint_recipe(recipe: Recipe) -> list[Finding]:
@@ -56,20 +62,25 @@ def lint_recipe(recipe: Recipe) -> list[Finding]:
     pname_at = facts.pname.offset if facts.pname else 0
     found = []
 
-    def add(offset, code, message, severity="error"):
-        found.append(finding_at(recipe, offset, code, message, severity))
+    def add(offset, code, message, severity=None):
+        found.append(finding_at(recipe, offset, code, message, severity or SEVERITY[code]))
 
-    pin_at = next((p.offset for p in facts.nixpkgs_pins), None)
-
-    if facts.pname is None:
-        add(0, "L001", f"no pname: the file name '{stem}' cannot be checked against it; add pname = \"{stem}\";")
-    elif facts.pname.value != stem:
-        add(pname_at, "L001", f"file name '{stem}' differs from pname '{facts.pname.value}'; rename one of them")
-    name = NAME.match(stem)
-    if name is None:
+    if facts.pname is not None:
+        if facts.pname.value != stem:
+            via = f" ({facts.pname.source})" if facts.pname.source != "pname" else ""
+            add(pname_at, "L001", f"file name '{stem}' differs from pname '{facts.pname.value}'{via}; rename one of them")
+    elif facts.pname_expression is not None:
+        add(0, "L001", f"pname is computed ({facts.pname_expression[:60]}), not compared with the file name '{stem}'",
+            "note")
+    else:
+        add(0, "L001", f"no pname: the build is named by its nixpkgs package, not '{stem}'; add pname = \"{stem}\";")
+    name = name_parts(stem)
+    if not name.convention:
         add(pname_at, "L000", f"'{stem}' does not follow <project>-python<XY>-cuda<X>_<Y>-sm<N>-<isa> "
-                              f"(or -cpu-<isa>, -darwin-<backend>)", "warning")
-        return found
+                              f"(or -cpu-<isa>, -darwin-<backend>)")
+        if not (name.python or name.cuda or name.sm or name.isa):
+            return found
+    pin_at = next((p.offset for p in facts.nixpkgs_pins), None)
     _python(name, facts, add, recipe.doc)
     _cuda(name, facts, add, pname_at if pin_at is None else pin_at)
     _sm(name, facts, add, pname_at)
@@ -78,80 +89,102 @@ def lint_recipe(recipe: Recipe) -> list[Finding]:
 
 
 def _python(name, facts, add, doc) -> None:
-    package_set = facts.package_set
-    if package_set is None:
+    """L002/L003 against the package set or interpreter the package is reached through (not the file name)."""
+    reached = facts.package_set or facts.interpreter
+    if reached is None or name.python is None:
         return
-    version = package_set.value.removeprefix("python").removesuffix("Packages")
-    if version in ("", "3"):
-        wanted = f"python{name['python']}Packages"
-        defined = definition_read(doc, package_set.value)
+    ambiguous = reached.value in ("python3Packages", "python3")
+    if ambiguous:
+        digits = name.python.replace(".", "")
+        wanted = f"python{digits}Packages" if facts.package_set is not None else f"python{digits}"
+        defined = definition_read(doc, reached.value)
         advice = f"use {wanted}"
         if defined is not None:  # renaming only the uses would bypass the file's own definition (issue 23)
             line, column = doc.position(defined[1].name_node.start_byte)
-            advice = (f"this file defines {package_set.value} itself ({defined[1].described}, at {line}:{column}): "
+            advice = (f"this file defines {reached.value} itself ({defined[1].described}, at {line}:{column}): "
                       f"rename that definition with its uses to {wanted} (rename-attr with definitions = \"rename\"), "
                       "not only the uses")
-        add(package_set.offset, "L003", f"{package_set.value} is ambiguous: the name says python{name['python']}; "
-                                        f"{advice}", "warning")
-    elif version != name["python"]:
-        add(package_set.offset, "L002", f"name says python{name['python']} but the recipe uses {package_set.value}")
+        add(reached.offset, "L003", f"{reached.value} is ambiguous: the name says python{digits}; {advice}")
+        return
+    stated = facts.python.value if facts.python is not None and not facts.python.source.startswith("file name") else None
+    if stated is not None and stated != name.python:
+        via = f" (through {facts.reached_via})" if facts.reached_via and facts.reached_via != reached.value else ""
+        add(reached.offset, "L002", f"name says python{name.python.replace('.', '')} but the recipe uses "
+                                    f"{reached.value}{via}")
 
 
 def _cuda(name, facts, add, overlay_at) -> None:
-    """L004: the overlay names the name's CUDA version; `overlay_at` is where an overlay would go (the pin)."""
-    if not name["cuda"]:
+    """L004: the CUDA set (overlay, a cudaPackages_X_Y it selects, a cudaVersion) is the name's CUDA version;
+    `overlay_at` is where an overlay would go (the pin)."""
+    if not name.cuda or name.cuda.endswith(".x"):
         return
-    wanted = name["cuda"].replace("_", ".")
-    overlay = facts.cuda_overlay
-    if overlay is None:
-        if "cudaPackages" not in facts.arguments and not facts.uses_caller_nixpkgs:
-            add(overlay_at, "L004", f"name says cuda{name['cuda']} but no cudaPackages overlay was found")
+    wanted, token = name.cuda, name.cuda_token
+    stated = facts.cuda_overlay or facts.cuda_used
+    if stated is None:
+        if facts.cuda_binding is not None and (version := cuda_text_version(facts.cuda_binding.value)):
+            if version[1] is not None and f"{int(version[0])}.{int(version[1])}" != wanted:
+                add(facts.cuda_binding.offset, "L004", f"name says {token} but {facts.cuda_binding.source} = "
+                                                       f"\"{facts.cuda_binding.value}\"")
+            return
+        if "cudaPackages" not in facts.arguments and not facts.uses_caller_nixpkgs and facts.kind == "gpu":
+            add(overlay_at, "L004", f"name says {token} but no cudaPackages overlay was found", "warning")
         return
-    version = overlay_cuda(overlay.value)
-    if version == wanted:
+    version = cuda_set_version(stated.value)
+    if version is None:
         return
-    if version is not None and (version == "" or wanted.startswith(version + ".")):
-        which = f"the newest CUDA {version}.x" if version else "the default CUDA"
-        add(overlay.offset, "L004", f"name says cuda{name['cuda']} and the overlay uses {overlay.value} ({which} "
-                                    f"at the pin): not a contradiction; cudaPackages_{name['cuda']} would say it exactly",
+    major, minor = version
+    if minor is not None and f"{int(major)}.{int(minor)}" == wanted:
+        return
+    if not major or (minor is None and wanted.startswith(f"{int(major)}.")):
+        which = f"the newest CUDA {int(major)}.x" if major else "the default CUDA"
+        add(stated.offset, "L004", f"name says {token} and the overlay uses {stated.value} ({which} at the pin): not "
+                                   f"a contradiction; cudaPackages_{wanted.replace('.', '_')} would say it exactly",
             "note")
     else:
-        add(overlay.offset, "L004", f"name says cuda{name['cuda']} but the overlay uses {overlay.value}")
+        what = "the overlay uses" if stated is facts.cuda_overlay else "the recipe selects"
+        add(stated.offset, "L004", f"name says {token} but {what} {stated.value}")
 
 
 def _sm(name, facts, add, pname_at) -> None:
-    """L005: the GPU target (gpuArchNum, gpuArchSM, gpuTargets; any notation) is the name's SM."""
-    sm = sm_of(facts)
-    if not name["cuda"]:
-        if sm:
-            add(pname_at, "L005", f"name has no sm<N> but the recipe targets GPU sm{sm}")
+    """L005: every GPU-target notation the recipe states names the name's SM."""
+    stated = [(notation, facts.gpu[notation]) for notation in GPU_NAMES if notation in facts.gpu]
+    if facts.target is not None and facts.target.source.startswith("the imported"):
+        stated.append(("imported", Fact(facts.target.value, facts.target.offset, facts.target.source)))
+    targets = [(notation, fact, sm_targets(fact.value)) for notation, fact in stated]
+    named = [(notation, fact, found) for notation, fact, found in targets if found]
+    if not name.sm:
+        if named and name.cpu:
+            notation, fact, found = named[0]
+            add(fact.offset, "L005", f"name says cpu but {fact.source} = \"{fact.value}\" targets GPU {found[0]}")
+        elif named and not name.darwin and len(named[0][2]) == 1:  # several targets: no sm<N> could say them
+            add(named[0][1].offset, "L005", f"name has no sm<N> but the recipe targets GPU {named[0][2][0]}",
+                "warning")
         return
-    if sm is None:
-        where = facts.gpu["gpuTargets"].offset if "gpuTargets" in facts.gpu else pname_at
-        add(where, "L005", f"name says sm{name['sm']} but no GPU target (gpuArchNum/gpuArchSM) was found")
+    if not named:
+        where = stated[0][1].offset if stated else pname_at
+        add(where, "L005", f"name says {name.sm} but no GPU target was found ({', '.join(GPU_NAMES)}); "
+                           "nixpkgs builds its default capabilities", "warning")
         return
-    for key in ("gpuArchNum", "gpuArchSM", "gpuTargets"):
-        fact = facts.gpu.get(key)
-        if fact is None:
-            continue
-        own = normalize_sm(fact.value) if key != "gpuTargets" else sm
-        if key == "gpuTargets" and ("gpuArchNum" in facts.gpu or "gpuArchSM" in facts.gpu):
-            continue  # `[ gpuArchSM ]`: already checked through the binding
-        if own is not None and own != name["sm"]:
-            add(fact.offset, "L005", f"name says sm{name['sm']} but {key} = \"{fact.value}\" targets sm{own}")
+    for notation, fact, found in named:
+        if name.sm not in found:
+            shown = fact.source if notation == "imported" else f"{fact.source} = \"{fact.value}\""
+            add(fact.offset, "L005", f"name says {name.sm} but {shown} targets {'+'.join(found)}")
             return
 
 
 def _isa(name, facts, add, pname_at) -> None:
-    wanted = name["isa"]
-    if name["darwin"]:
+    wanted = name.isa
+    if name.darwin:
         return
     actual = isa_of(facts.cpu_flags)
     offset = facts.cpu_flags_offset or pname_at
-    if wanted and actual != wanted:
-        add(offset, "L006", f"name says {wanted} but the CPU flags target {actual or 'no known ISA'}")
-    elif not wanted and actual:
-        add(offset, "L006", f"name has no ISA but the CPU flags target {actual}")
+    if wanted and actual and actual != wanted:
+        add(offset, "L006", f"name says {wanted} but the CPU flags target {actual}")
+    elif wanted and not actual:
+        what = "no known ISA" if facts.cpu_flags else "none were found"
+        add(offset, "L006", f"name says {wanted} but the CPU flags target {what}", "warning")
+    elif not wanted and actual and (name.cpu or name.sm):
+        add(offset, "L006", f"name has no ISA but the CPU flags target {actual}", "warning")
     if wanted in ARM_ISAS and facts.platforms != ("aarch64-linux",):
         shown = ", ".join(facts.platforms) or "none"
         add(facts.platforms_offset or pname_at, "L007",

@@ -3,10 +3,12 @@ package-set drift.
 
 A matrix is the seed's table of a branch read back from the files themselves:
 a row per GPU target and CUDA version (`sm90 12.9`, `cpu -`, `darwin -`), a
-column per ISA named by the CPU flags, so a missing or duplicated variant shows
-as a gap or a 2. Companion packages (torchvision, torchaudio: the file name's
-first part) get their own matrix. GPU targets are compared as SM numbers:
-`8.6`, `sm_86`, `sm86` and `86` are one target, `sm86`.
+column per ISA (the CPU flags, else the file name), so a missing or duplicated
+variant shows as a gap or a 2. Every package gets its own matrix (the file name's
+project: pytorch, torchvision, torchaudio, vllm, onnxruntime, comfyui …). The GPU
+and CUDA axes are the facts' normalised values (pinshift.checks.facts, .notation):
+`8.6`, `sm_86`, `"86"` from gpuArchCMake and `cudaCapabilities = [ "8.6" ]` are one
+target, `sm86`; a CUDA build that names no target is `sm?`.
 """
 
 from __future__ import annotations
@@ -17,67 +19,24 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 from pinshift.checks.facts import RecipeFacts
+from pinshift.checks.notation import ARM_ISAS, ISA_MARKERS, cuda_set_version, isa_of, normalize_sm, sm_key  # noqa: F401
 
-# ISA name -> the compiler flag that marks it; the first flag found wins (most specific first).
-ISA_MARKERS = (
-    ("armv9", "-march=armv9"),
-    ("armv8_2", "-march=armv8.2"),
-    ("avx512bf16", "-mavx512bf16"),
-    ("avx512vnni", "-mavx512vnni"),
-    ("avx512", "-mavx512f"),
-    ("avx2", "-mavx2"),
-    ("avx", "-mavx"),
-)
-ARM_ISAS = frozenset({"armv9", "armv8_2"})
 NO_CUDA = "-"
-
-_SM = re.compile(r"(?:sm_?|compute_)?(\d+)(?:\.(\d+))?([a-z]?)", re.IGNORECASE)
-_QUOTED = re.compile(r'"([^"$\\]*)"')
-_NAME_CUDA = re.compile(r"-cuda(\d+)_(\d+)(?:-|\Z)")
-_OVERLAY_CUDA = re.compile(r"cudaPackages(?:_(\d+))?(?:_(\d+))?\Z")
-
-
-def isa_of(flags: tuple[str, ...]) -> str | None:
-    """The ISA the CPU flags target (`avx512` for `-mavx512f ...`), None without a known flag."""
-    for name, marker in ISA_MARKERS:
-        if any(flag == marker or flag.startswith(marker + "-") or flag.startswith(marker + "+") for flag in flags):
-            return name
-    return None
-
-
-def normalize_sm(value: str) -> str | None:
-    """The SM number a GPU target names, whatever the notation; None when it names none.
-
-    Examples:
-        "8.6", "sm_86", "sm86", "86" -> "86";  "12.0" -> "120";  "sm_90a" -> "90a";  "ampere" -> None
-    """
-    match = _SM.fullmatch(value.strip())
-    if match is None:
-        return None
-    major, minor, suffix = match.groups()
-    return f"{major}{minor or ''}{suffix.lower()}"
 
 
 def sm_of(facts: RecipeFacts) -> str | None:
-    """The SM number the recipe's GPU target names: gpuArchNum, else gpuArchSM, else a literal in gpuTargets."""
-    for name in ("gpuArchNum", "gpuArchSM"):
-        if name in facts.gpu and (sm := normalize_sm(facts.gpu[name].value)):
-            return sm
-    if "gpuTargets" in facts.gpu:
-        for literal in _QUOTED.findall(facts.gpu["gpuTargets"].value):
-            if sm := normalize_sm(literal):
-                return sm
-    return None
+    """The SM number of the recipe's (first) GPU target, as its content or name states it (`90`, `90a`)."""
+    if facts.target is None or facts.target.value == "sm?":
+        return None
+    return facts.target.value.split("+", 1)[0].removeprefix("sm")
 
 
 def gpu_label(facts: RecipeFacts) -> str:
-    """The matrix row of a recipe: `sm90`, `darwin` (an aarch64-darwin-only recipe) or `cpu`."""
-    sm = sm_of(facts)
-    if sm:
-        return f"sm{sm}"
-    if facts.platforms and all(p.endswith("-darwin") for p in facts.platforms):
-        return "darwin"
-    return "cpu"
+    """The matrix row of a recipe: `sm90` (`sm80+sm86` for several, `sm?` for a CUDA build naming none),
+    `darwin` or `cpu`."""
+    if facts.kind == "gpu":
+        return facts.target.value if facts.target is not None else "sm?"
+    return facts.kind
 
 
 def stem(path: str) -> str:
@@ -86,26 +45,29 @@ def stem(path: str) -> str:
 
 def overlay_cuda(overlay: str) -> str | None:
     """`cudaPackages_12_9` -> "12.9", `cudaPackages_13` -> "13", `cudaPackages` -> "" (the pin's default)."""
-    match = _OVERLAY_CUDA.fullmatch(overlay)
-    if match is None:
+    version = cuda_set_version(overlay)
+    if version is None:
         return None
-    return ".".join(part for part in match.groups() if part)
+    return ".".join(part for part in version if part)
 
 
 def cuda_of(facts: RecipeFacts) -> str:
-    """The CUDA version a GPU recipe builds with: its overlay's, else its name's (`cuda12_8`); `-` for CPU/Darwin."""
-    if gpu_label(facts) in ("cpu", "darwin"):
+    """The CUDA version a GPU recipe builds with (pinshift.checks.facts: overlay, selected set, cudaVersion,
+    file name); `-` for CPU/Darwin; `?` for a GPU recipe nothing states it for."""
+    if facts.kind != "gpu":
         return NO_CUDA
-    if facts.cuda_overlay is not None and (version := overlay_cuda(facts.cuda_overlay.value)):
-        return version
-    if match := _NAME_CUDA.search(stem(facts.path)):
-        return f"{match.group(1)}.{match.group(2)}"
-    return "?"
+    return facts.cuda.value if facts.cuda is not None else "?"
+
+
+def isa_label(facts: RecipeFacts) -> str:
+    """The matrix column of a recipe: its ISA (CPU flags, else the file name), `-` without one."""
+    return facts.isa.value if facts.isa is not None else "-"
 
 
 def package_of(facts: RecipeFacts) -> str:
-    """The package a recipe builds, as its file name says: `torchvision` for torchvision-python313-...."""
-    return stem(facts.path).split("-", 1)[0]
+    """The package a recipe builds: its file name's project (`torchvision` for torchvision-python313-…),
+    else its attribute."""
+    return facts.package.value if facts.package is not None else stem(facts.path).split("-", 1)[0]
 
 
 @dataclass(frozen=True)
@@ -133,6 +95,22 @@ class Drift:
 
 
 NONE = "(none)"
+
+
+def majority_phrase(count: int, total: int) -> str:
+    """`a majority (60 %)` when more than half, else `the most common, no majority (46 %)`."""
+    percent = round(100 * count / total) if total else 0
+    return f"a majority ({percent} %)" if 2 * count > total else f"the most common, no majority ({percent} %)"
+
+
+def share(count: int, total: int) -> str:
+    """What a group's count is of the whole: `majority: 61 % of 201 recipes` when more than half, else
+    `most common: 46 % of 237 recipes, no majority` (a plurality is not a majority)."""
+    percent = round(100 * count / total) if total else 0
+    recipes = f"{total} recipe{'' if total == 1 else 's'}"
+    if 2 * count > total:
+        return f"majority: {percent} % of {recipes}"
+    return f"most common: {percent} % of {recipes}, no majority"
 
 
 def drift(values: dict[str, str | None]) -> Drift:
@@ -186,19 +164,21 @@ class Aggregates:
 
 
 def _version_key(version: str) -> tuple:
-    return tuple(int(p) if p.isdigit() else -1 for p in version.split(".")) if version != NO_CUDA else (999,)
+    if version == NO_CUDA:
+        return (999,)
+    return tuple(int(p) if p.isdigit() else (998 if p == "x" else 999) for p in version.split("."))
 
 
 def _row_key(row: tuple[str, str]) -> tuple:
     gpu, cuda = row
-    digits = re.match(r"sm(\d+)", gpu)
-    return ((0, int(digits.group(1)), gpu) if digits else (1, 0, gpu)), _version_key(cuda)
+    key = (0, 10**6, gpu) if gpu == "sm?" else sm_key(gpu.split("+", 1)[0]) + (gpu,)
+    return key, _version_key(cuda)
 
 
 def _matrix(package: str, recipes: list[RecipeFacts]) -> Matrix:
     cells: Counter = Counter()
     for facts in recipes:
-        cells[(gpu_label(facts), cuda_of(facts), isa_of(facts.cpu_flags) or "-")] += 1
+        cells[(gpu_label(facts), cuda_of(facts), isa_label(facts))] += 1
     order = [name for name, _ in reversed(ISA_MARKERS)] + ["-"]
     rows = tuple(sorted({(g, c) for g, c, _ in cells}, key=_row_key))
     columns = tuple(i for i in order if any(key[2] == i for key in cells))
@@ -206,8 +186,8 @@ def _matrix(package: str, recipes: list[RecipeFacts]) -> Matrix:
 
 
 def builds(recipes: list[RecipeFacts]) -> list[RecipeFacts]:
-    """The recipes that look like builds: they name a package set or pin something."""
-    return [f for f in recipes if f.package_set or f.pins]
+    """The recipes that look like builds: they reach a package set or interpreter, name a pname, or pin something."""
+    return [f for f in recipes if f.builds or f.pins]
 
 
 def aggregate(recipes: list[RecipeFacts]) -> Aggregates:
@@ -223,5 +203,5 @@ def aggregate(recipes: list[RecipeFacts]) -> Aggregates:
         drift(pinned),
         tuple(f.path for f in found if f.pin_value is None and f.uses_caller_nixpkgs),
         tuple(f.path for f in found if f.pin_value is None and not f.uses_caller_nixpkgs),
-        drift({f.path: f.package_set.value if f.package_set else None for f in found}),
+        drift({f.path: f.set_shown for f in found}),  # `python313.override` as status counts it
     )

@@ -15,8 +15,9 @@ itself out (and as the stub repository in tests/test_verify.py does):
    directory of python-packages.nix (a directory means its `default.nix`), and
    the formals of the file's outermost function are the parameters
    `.override { ... }` may set.
-4. Version (`pinshift status`'s PyTorch column): that file's first `version = "...";` binding
-   with a literal string.
+4. Version (`pinshift status`'s Package column): that file's first `version = "...";` binding
+   with a literal string; an attribute python-packages.nix does not bind is looked up in
+   all-packages.nix (`callPackage <path>`) and then at pkgs/by-name/<xx>/<attribute>/package.nix.
 
 Anything these rules cannot follow (an alias, `toPythonModule (...)`, a function
 with `...`) is reported as "cannot check", never guessed.
@@ -133,11 +134,13 @@ class NixpkgsRevision:
 
 
     def version(self, attribute: str) -> str | None:
-        """The `version = "...";` (a literal) of the file `callPackage` builds `attribute` from; None if none.
+        """The `version = "...";` (a literal) of the file that builds `attribute`; None if none.
 
-        For `pinshift status`'s PyTorch column: `torch`'s version at this revision, read, never evaluated.
+        For `pinshift status`'s Package column: the attribute's version at this revision (`torch`, `vllm`,
+        `onnxruntime` in python-packages.nix; else a top-level `callPackage` in all-packages.nix, else
+        pkgs/by-name/<xx>/<attribute>/package.nix), read, never evaluated.
         """
-        path = self.parameters(attribute).path
+        path = self.parameters(attribute).path or self._top_level(attribute)
         doc = self.document(path) if path is not None else None
         if doc is None:
             return None
@@ -147,6 +150,17 @@ class NixpkgsRevision:
                 if value is not None:
                     return value.decode("utf-8", "replace")
         return None
+
+    def _top_level(self, attribute: str) -> str | None:
+        """The file a top-level attribute is built from: all-packages.nix's `callPackage <path>`, else by-name."""
+        binding = self._binding(ALL_PACKAGES, attribute)
+        if binding is not None and binding is not True:
+            target = _call_package_path(self.document(ALL_PACKAGES), binding.value)
+            if target is not None:
+                path = posixpath.normpath(posixpath.join(posixpath.dirname(ALL_PACKAGES), target))
+                return path if path in self._files else posixpath.join(path, "default.nix")
+        by_name = f"pkgs/by-name/{attribute[:2].lower()}/{attribute}/package.nix"
+        return by_name if by_name in self._files else None
 
 
 def _call_package_path(doc: Document, value) -> str | None:

@@ -12,7 +12,7 @@ import json
 import re
 
 from pinshift.checks.facts import GPU_NAMES, RecipeFacts
-from pinshift.checks.matrix import Aggregates, Drift, Matrix, isa_of
+from pinshift.checks.matrix import Aggregates, Drift, Matrix, isa_of, share
 
 _FULL_REVISION = re.compile(r"[0-9a-f]{40}\Z")
 CALLER = "uses the caller's nixpkgs"
@@ -36,25 +36,50 @@ def _pins(facts: RecipeFacts) -> str:
     return shown or "-"
 
 
+def _sourced(fact) -> str:
+    return f"{fact.value} ({fact.source})" if fact is not None else "-"
+
+
 def _gpu(facts: RecipeFacts) -> str:
-    return " ".join(f"{name}={facts.gpu[name].value}" for name in GPU_NAMES if name in facts.gpu) or "-"
+    """`sm90 (gpuArchNum); gpuArchNum=90 gpuArchSM=9.0 gpuTargets=9.0`; `- (cpu)` for a CPU or Darwin build."""
+    stated = " ".join(f"{name}={facts.gpu[name].value}" for name in GPU_NAMES if name in facts.gpu)
+    if not (facts.builds or facts.pins):
+        return stated or "-"
+    if facts.kind != "gpu":
+        return f"- ({facts.kind})" + (f"; {stated}" if stated else "")
+    return _sourced(facts.target) + (f"; {stated}" if stated else "")
 
 
 def _cpu(facts: RecipeFacts) -> str:
     if not facts.cpu_flags:
-        return "-"
-    return f"{' '.join(facts.cpu_flags)} ({isa_of(facts.cpu_flags) or 'unknown ISA'})"
+        return f"- ({facts.isa.value} from the file name)" if facts.isa else "-"
+    source = f", {facts.cpu_flags_source}" if facts.cpu_flags_source and facts.cpu_flags_source != "cpuFlags" else ""
+    return f"{' '.join(facts.cpu_flags)} ({isa_of(facts.cpu_flags) or 'unknown ISA'}{source})"
+
+
+def _cuda(facts: RecipeFacts) -> str:
+    if facts.kind == "gpu" or facts.cuda is None:
+        return _sourced(facts.cuda)
+    return f"- ({facts.kind} build; {facts.cuda.source})"
+
+
+def _package(facts: RecipeFacts) -> str:
+    if facts.package is None or not (facts.builds or facts.pins):
+        return facts.package_path or "-"
+    return f"{facts.package.value} ({facts.package.source})" + (f"; {facts.package_path}" if facts.package_path else "")
 
 
 def _rows(facts: RecipeFacts) -> list[tuple[str, str]]:
     return [
         ("pins", _pins(facts)),
-        ("package", facts.package_path or "-"),
+        ("package", _package(facts)),
+        ("version", _sourced(facts.version)),
         ("override", ", ".join(o.value for o in facts.overrides) or "-"),
         ("gpu", _gpu(facts)),
-        ("cuda", facts.cuda_overlay.value if facts.cuda_overlay else "-"),
+        ("cuda", _cuda(facts)),
+        ("python", _sourced(facts.python)),
         ("cpu", _cpu(facts)),
-        ("pname", facts.pname.value if facts.pname else "-"),
+        ("pname", facts.pname.value if facts.pname else (facts.pname_expression or "-")),
         ("platforms", ", ".join(facts.platforms) or "-"),
         ("metadata-rev", facts.metadata_rev.value if facts.metadata_rev else "-"),
     ]
@@ -77,11 +102,12 @@ def _matrix_table(matrix: Matrix, markdown: bool) -> list[str]:
 def _group_lines(drift: Drift, short, verbose: bool) -> list[tuple[str, list[str]]]:
     """(line, files listed under it) per group: the majority says so, the others name their first file."""
     width = max(len(short(value)) for value, _ in drift.groups)
+    total = sum(len(paths) for _, paths in drift.groups)
     out = []
     for value, paths in drift.groups:
         line = f"{short(value).ljust(width)}  {_plural(len(paths), 'recipe')}"
         if value == drift.majority:
-            out.append((line + " (majority)", list(paths) if verbose else []))
+            out.append((line + f" ({share(len(paths), total)})", list(paths) if verbose else []))
         elif verbose:
             out.append((line, list(paths)))
         else:

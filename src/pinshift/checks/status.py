@@ -1,19 +1,23 @@
 """Where every branch stands: one `BranchStatus` per repository × branch, from its recipes' facts.
 
 The figures of a row come from the facts `pinshift scan` gathers (pinshift.checks.facts and
-matrix), counted over the branch's build recipes (files that name a package set or pin
-something); a file with syntax problems is not counted and makes the row say so.
+matrix), counted over the branch's build recipes (files that reach a package set or interpreter,
+name a pname or pin something); a file with syntax problems is not counted and makes the row say so.
+Every counted value keeps how it was read (`Counted.sources`), most used first.
 
 - pins: each nixpkgs revision (or revision expression) with its recipe count, most used
   first; recipes that take Flox function arguments "use the caller's nixpkgs" and have none;
-- package sets (`python313Packages`), CUDA versions (the overlay's `cudaPackages_12_9`, else
-  the name's `cuda12_9`; GPU recipes only), Python (`python312Packages` says 3.12; for
-  `python3Packages` the names do: `pytorch-python313-…`), each with counts;
+- packages: per package (the file names' project: pytorch, vllm, onnxruntime …), most recipes first,
+  the versions its recipes build: the version a recipe states (`2.10.0`, origin "override" or
+  "recipe"), else, with a nixpkgs clone (`with_pin_versions`), the attribute's version at the
+  recipe's pin (origin "pin"), else `?` with the reason;
+- CUDA, GPU targets (GPU recipes only), Python, package sets, each with counts and sources;
 - recipe pattern: "Flox function args", "self-contained fetchTarball" (the recipe imports its
-  own pinned nixpkgs), "... + source override" (it also fetches the package's own source);
-- variants: the build recipes; drift: more than one pin, more than one package set;
-- PyTorch: the version of `torch` each pin provides, read from a local nixpkgs clone
-  (`with_pytorch`), None where unknown;
+  own pinned nixpkgs), "... + source override" (it also fetches the source of the nixpkgs package it
+  overrides), "... + own source" (it builds a package of its own from fetched source: mkDerivation,
+  buildPythonApplication);
+- variants: the build recipes, and how many are GPU, CPU and Darwin builds; drift: more than one
+  pin, more than one package set for one Python;
 - alignment (`align`): whether every build recipe pins the target revision.
 """
 
@@ -26,28 +30,20 @@ from pathlib import Path
 
 from pinshift.checks.branches import BranchRecipes
 from pinshift.checks.facts import RecipeFacts
-from pinshift.checks.matrix import NO_CUDA, aggregate, builds, cuda_of, stem
+from pinshift.checks.matrix import aggregate, builds, package_of
+from pinshift.checks.notation import sm_key
 
 CALLER = "caller's nixpkgs"  # a pin column entry: Flox function arguments, no pin of the recipe's own
 UNPINNED = "unpinned"  # `import <nixpkgs>` without a fetcher
 FLOX_ARGS = "Flox function args"
+UNKNOWN = "?"
 
-_SET_PYTHON = re.compile(r"python(\d)(\d+)Packages\Z")
-_NAME_PYTHON = re.compile(r"(?:\A|-)python(\d)(\d+)(?:-|\Z)")
 _REVISION = re.compile(r"[0-9a-fA-F]{7,40}\Z")
 
 
 def python_of(facts: RecipeFacts) -> str:
-    """`3.13` from `python313Packages`, else from the name (`pytorch-python313-cpu-avx2`); `3` for a bare
-    `python3Packages` the names say nothing about (the pin's default Python); `?` otherwise."""
-    if facts.package_set is not None and (match := _SET_PYTHON.match(facts.package_set.value)):
-        return f"{match.group(1)}.{match.group(2)}"
-    for name in (stem(facts.path), facts.pname.value if facts.pname else ""):
-        if match := _NAME_PYTHON.search(name):
-            return f"{match.group(1)}.{match.group(2)}"
-    if facts.package_set is not None and facts.package_set.value == "python3Packages":
-        return "3"
-    return "?"
+    """`3.13` (package set, interpreter, else the file name), `3.x` (a bare python3Packages), `?`."""
+    return facts.python.value if facts.python is not None else UNKNOWN
 
 
 def pattern_of(facts: RecipeFacts) -> str:
@@ -58,18 +54,101 @@ def pattern_of(facts: RecipeFacts) -> str:
     if not pins:
         return UNPINNED
     fetcher = pins[0].kind.removeprefix("builtins.")
-    own_source = any(pin not in pins for pin in facts.pins)
-    return f"self-contained {fetcher}" + (" + source override" if own_source else "")
+    if not any(pin not in pins for pin in facts.pins):
+        return f"self-contained {fetcher}"
+    builds_itself = facts.builder is not None and facts.builder != "callPackage"
+    return f"self-contained {fetcher}" + (" + own source" if builds_itself else " + source override")
 
 
-def _counted(values) -> tuple[tuple[str, int], ...]:
-    """(value, count), most common first, ties by value."""
-    return tuple(sorted(Counter(values).items(), key=lambda item: (-item[1], _version_key(item[0]))))
-
-
-def _version_key(value: str) -> tuple:
+def version_key(value: str) -> tuple:
+    """`12.8` before `12.9` before `12.x` before `13.0`; other values after, by text."""
     parts = value.split(".")
-    return (0, tuple(int(p) for p in parts), value) if all(p.isdigit() for p in parts) else (1, (), value)
+    if all(p.isdigit() or p == "x" for p in parts) and parts[0].isdigit():
+        return (0, tuple(int(p) if p.isdigit() else 10**6 for p in parts), value)
+    return (1, (), value)
+
+
+_version_key = version_key  # older name
+
+
+@dataclass(frozen=True)
+class Counted:
+    """A value of one column, the number of build recipes with it, and how those recipes state it
+    (`sources`: (source, recipes), most first)."""
+
+    value: str
+    recipes: int
+    sources: tuple[tuple[str, int], ...] = ()
+
+    def to_json(self, key: str) -> dict:
+        return {key: self.value, "recipes": self.recipes,
+                "sources": [{"source": source, "recipes": count} for source, count in self.sources]}
+
+
+def counted(pairs, order=version_key) -> tuple[Counted, ...]:
+    """(value, source) per recipe -> Counted values, most recipes first, ties by `order`."""
+    by_value: dict[str, Counter] = {}
+    for value, source in pairs:
+        by_value.setdefault(value, Counter())[source] += 1
+    ranked = sorted(by_value.items(), key=lambda item: (-sum(item[1].values()), order(item[0])))
+    return tuple(Counted(value, sum(sources.values()), tuple(sorted(sources.items(), key=lambda s: (-s[1], s[0]))))
+                 for value, sources in ranked)
+
+
+@dataclass(frozen=True)
+class Version:
+    """A version a package's recipes build: `origin` override / recipe (stated by the recipe), pin (read from
+    the nixpkgs clone at the recipe's pin), or "" for `?` (unknown; `sources` say why)."""
+
+    value: str
+    origin: str
+    recipes: int
+    sources: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass
+class PackageStatus:
+    """One package of a branch: its recipes, the attribute they build (`torch`), and their versions.
+
+    `stated` is per (pin, version, origin, source) the number of recipes, as read; `versions` is that
+    with the pins' versions filled in (`with_pin_versions`) and unknowns explained.
+    """
+
+    package: str
+    recipes: int
+    attribute: str | None = None
+    stated: tuple[tuple[str | None, str | None, str, str, int], ...] = ()
+    versions: tuple[Version, ...] = ()
+
+
+def package_versions(package: PackageStatus, at_pin: dict | None, caller_pins: bool = False) -> tuple[Version, ...]:
+    """The versions of a package's recipes: their own, else the pin's (`at_pin`: (pin, attribute) -> version or
+    None, None without --nixpkgs), else `?` with the reason."""
+    entries: dict[tuple[str, str], Counter] = {}
+    for pin, version, origin, source, count in package.stated:
+        if version is None:
+            version, origin, source = _pin_version(package, pin, at_pin)
+        entries.setdefault((version, origin), Counter())[source] += count
+    ranked = sorted(entries.items(), key=lambda item: (item[0][0] == UNKNOWN, -sum(item[1].values()),
+                                                        version_key(item[0][0])))
+    return tuple(Version(value, origin, sum(sources.values()), tuple(sorted(sources.items(), key=lambda s: (-s[1], s[0]))))
+                 for (value, origin), sources in ranked)
+
+
+def _pin_version(package: PackageStatus, pin: str | None, at_pin: dict | None) -> tuple[str, str, str]:
+    attribute = package.attribute
+    if pin is None:
+        return UNKNOWN, "", "they use their caller's nixpkgs"
+    if at_pin is None:
+        return UNKNOWN, "", "--nixpkgs DIR reads it from each pin"
+    if attribute is None or not _REVISION.match(pin):
+        return UNKNOWN, "", "no attribute and literal pin to read it at"
+    if (pin, attribute) not in at_pin:
+        return UNKNOWN, "", f"nixpkgs {pin[:7]} is not in the --nixpkgs clone"
+    version = at_pin[(pin, attribute)]
+    if version is None:
+        return UNKNOWN, "", f"no literal version of {attribute} at nixpkgs {pin[:7]}"
+    return version, "pin", f"{attribute} at nixpkgs {pin[:7]}"
 
 
 @dataclass(frozen=True)
@@ -95,25 +174,32 @@ class BranchStatus:
     commit: str
     files: int = 0
     variants: int = 0
+    kinds: tuple[tuple[str, int], ...] = ()  # gpu / cpu / darwin -> recipes
     pins: tuple[tuple[str, int], ...] = ()  # nixpkgs revision (or expression) -> recipes, most first
     caller: int = 0  # recipes using the caller's nixpkgs
     unpinned: int = 0
     hashed: int = 0  # recipes whose nixpkgs fetcher carries a sha256/hash
-    package_sets: tuple[tuple[str, int], ...] = ()
-    cuda: tuple[tuple[str, int], ...] = ()
-    python: tuple[tuple[str, int], ...] = ()
-    patterns: tuple[tuple[str, int], ...] = ()
-    packages: tuple[tuple[str, int], ...] = ()  # variant matrix per package (torch, torchvision...)
+    package_sets: tuple[Counted, ...] = ()
+    cuda: tuple[Counted, ...] = ()  # GPU recipes only; `?` for those stating none
+    gpu: tuple[Counted, ...] = ()  # GPU targets (sm90), GPU recipes only
+    python: tuple[Counted, ...] = ()
+    patterns: tuple[Counted, ...] = ()
+    packages: tuple[PackageStatus, ...] = ()  # most recipes first
     problems: list[str] = field(default_factory=list)  # "path:line:col: message", first per unparsable file
     skipped: list[str] = field(default_factory=list)
     error: str | None = None
-    pytorch: dict[str, str | None] = field(default_factory=dict)  # pin -> torch version at it (--nixpkgs)
+    pin_versions: dict = field(default_factory=dict)  # (pin, attribute) -> version at it (--nixpkgs)
     alignment: Alignment | None = None
     mixed_sets: bool = False  # one Python reached through two package sets
 
     @property
     def label(self) -> str:
         return f"{self.repository}@{self.branch}"
+
+    @property
+    def pytorch(self) -> dict[str, str | None]:
+        """pin -> the version of torch at it (--nixpkgs), as JSON's `pins[].pytorch` reports it."""
+        return {pin: version for (pin, attribute), version in self.pin_versions.items() if attribute == "torch"}
 
     @property
     def drift(self) -> list[str]:
@@ -139,21 +225,58 @@ def branch_status(branch: BranchRecipes) -> BranchStatus:
     row.problems = [str(f.problems[0]) for f in broken]
     found = builds([f for f in branch.recipes if not f.problems])
     agg = aggregate(found)
-    row.variants = agg.count
+    row.variants = len(found)
+    row.kinds = tuple(sorted(Counter(f.kind for f in found).items(), key=lambda item: ("gpu", "cpu", "darwin").index(item[0])))
     row.pins = tuple((value, len(paths)) for value, paths in agg.pins.groups)
     row.caller, row.unpinned = len(agg.caller), len(agg.unpinned)
     row.hashed = sum(1 for f in found if any(p.has_hash for p in f.nixpkgs_pins))
-    row.package_sets = _counted(f.package_set.value for f in found if f.package_set)
+    row.package_sets = counted((f.set_shown, f.reached_via or f.set_shown) for f in found if f.set_shown)
     sets_per_python: dict[str, set[str]] = {}
     for f in found:
-        if f.package_set is not None:
-            sets_per_python.setdefault(python_of(f), set()).add(f.package_set.value)
+        if f.set_shown is not None and f.python is not None:
+            sets_per_python.setdefault(f.python.value, set()).add(f.set_shown)
     row.mixed_sets = any(len(sets) > 1 for sets in sets_per_python.values())
-    row.cuda = _counted(c for c in map(cuda_of, found) if c != NO_CUDA)
-    row.python = _counted(python_of(f) for f in found if f.package_set or f.pname)
-    row.patterns = _counted(map(pattern_of, found))
-    row.packages = tuple((m.package, m.count) for m in agg.matrices)
+    gpus = [f for f in found if f.kind == "gpu"]
+    row.cuda = counted((f.cuda.value, f.cuda.source) if f.cuda else (UNKNOWN, _no_cuda(f)) for f in gpus)
+    row.gpu = counted(((f.target.value, f.target.source) for f in gpus if f.target), order=sm_key)
+    row.python = counted((f.python.value, f.python.source) if f.python else (UNKNOWN, "no package set, interpreter "
+                         "or python3XX in the file name") for f in found)
+    row.patterns = counted((pattern, pattern) for pattern in map(pattern_of, found))
+    row.packages = _packages(found)
+    for package in row.packages:
+        package.versions = package_versions(package, None)
     return row
+
+
+def _no_cuda(facts: RecipeFacts) -> str:
+    if "cudaPackages" in facts.arguments:
+        return "cudaPackages comes from the caller and the file name has no cudaX_Y"
+    return "no cudaPackages_X_Y overlay or set, cudaVersion or cudaX_Y in the file name"
+
+
+def _packages(found: list[RecipeFacts]) -> tuple[PackageStatus, ...]:
+    by_package: dict[str, list[RecipeFacts]] = {}
+    for facts in found:
+        by_package.setdefault(package_of(facts), []).append(facts)
+    packages = []
+    for name, recipes in by_package.items():
+        attributes = Counter(f.attribute.value for f in recipes if f.attribute)
+        stated: Counter = Counter()
+        for f in recipes:
+            pin = f.pin_value
+            if f.version is not None:
+                origin = "recipe" if f.builder and f.builder != "callPackage" else "override"
+                stated[(pin, f.version.value, origin, f.version.source)] += 1
+            else:
+                stated[(pin, None, "", "")] += 1
+        packages.append(PackageStatus(name, len(recipes), attributes.most_common(1)[0][0] if attributes else None,
+                                      tuple((*key, count) for key, count in sorted(stated.items(), key=_stated_key))))
+    return tuple(sorted(packages, key=lambda p: (-p.recipes, p.package)))
+
+
+def _stated_key(item) -> tuple:
+    (pin, version, origin, source), count = item
+    return (-count, pin or "", version or "", origin, source)
 
 
 def align(row: BranchStatus, target: str) -> Alignment:
@@ -166,31 +289,36 @@ def align(row: BranchStatus, target: str) -> Alignment:
     return Alignment(state, on_target, total)
 
 
-def with_pytorch(rows: list[BranchStatus], checkout) -> list[str]:
-    """Fill each row's `pytorch` (the torch version at each literal pin) from the nixpkgs clone
-    (a checks.nixpkgs.NixpkgsCheckout); the notes to show.
+def with_pin_versions(rows: list[BranchStatus], checkout) -> list[str]:
+    """Fill each row's `pin_versions` ((pin, attribute) -> the attribute's version at the pin) from the
+    nixpkgs clone (a checks.nixpkgs.NixpkgsCheckout) and its packages' versions; the notes to show.
 
-    Read statically as `verify` reads a clone (pinshift.checks.nixpkgs): python-packages.nix's `torch`
-    binding, the file its `callPackage` names, that file's `version = "...";`.
+    Read statically as `verify` reads a clone (pinshift.checks.nixpkgs): python-packages.nix's binding of
+    the attribute (`torch`, `vllm`, `onnxruntime`; all-packages.nix and pkgs/by-name for a top-level one),
+    the file its `callPackage` names, that file's `version = "...";`.
     """
     clone_directory = checkout.directory
-    versions: dict[str, str | None] = {}
+    commits: dict[str, str | None] = {}
+    versions: dict[tuple[str, str], str | None] = {}
     notes = []
     for row in rows:
-        for value, _ in row.pins:
-            if not _REVISION.match(value):
+        wanted = {(pin, package.attribute) for package in row.packages if package.attribute
+                  for pin, version, _, _, _ in package.stated if version is None and pin and _REVISION.match(pin)}
+        for pin, attribute in sorted(wanted):
+            if pin not in commits:
+                commits[pin] = checkout.resolve(pin)
+                if commits[pin] is None:
+                    notes.append(f"nixpkgs {pin[:12]} ({row.label}) is not in {clone_directory}; fetch it there "
+                                 f"(git -C {clone_directory} fetch origin {pin})")
+            if commits[pin] is None:
                 continue
-            if value not in versions:
-                commit = checkout.resolve(value)
-                if commit is None:
-                    notes.append(f"nixpkgs {value[:12]} ({row.label}) is not in {clone_directory}; fetch it there "
-                                 f"(git -C {clone_directory} fetch origin {value})")
-                    versions[value] = None
-                else:
-                    versions[value] = checkout.at(commit).version("torch")
-                    if versions[value] is None:
-                        notes.append(f"nixpkgs {value[:7]}: no literal `version` found for torch")
-            row.pytorch[value] = versions[value]
+            if (pin, attribute) not in versions:
+                versions[(pin, attribute)] = checkout.at(commits[pin]).version(attribute)
+                if versions[(pin, attribute)] is None:
+                    notes.append(f"nixpkgs {pin[:7]}: no literal `version` found for {attribute}")
+            row.pin_versions[(pin, attribute)] = versions[(pin, attribute)]
+        for package in row.packages:
+            package.versions = package_versions(package, row.pin_versions)
     return notes
 
 
@@ -232,11 +360,14 @@ def gather_status(options: StatusOptions) -> StatusResult:
     from fnmatch import fnmatchcase
 
     from pinshift.checks.alignment import read_branch_pin, split_align_to
-    from pinshift.checks.branches import FactsCache, ReadOptions, read_branches, repository_name
+    from pinshift.checks.branches import FactsCache, ReadOptions, read_repositories, repository_name
     from pinshift.errors import UsageError
     from pinshift.gitrepo import Repository
 
+    from pinshift.checks.facts_memo import FactsMemo
+
     cache = FactsCache()
+    memo = FactsMemo.open()
     repositories, seen = [], set()
     for given in options.repos:
         repository = Repository.open_to_read(Path(given), f"--repo {given}")
@@ -256,7 +387,7 @@ def gather_status(options: StatusOptions) -> StatusResult:
                                  f"--align-to {options.align_to}",
                                  "pass --pick majority to align to the most common", cache)
     result = StatusResult([], target)
-    listed = []
+    listed, requests = [], []
     for repository, name in zip(repositories, names):
         shown = name if names.count(name) == 1 else str(repository.root)
         branches = repository.local_branches()
@@ -266,14 +397,16 @@ def gather_status(options: StatusOptions) -> StatusResult:
             listed.append(f"{shown} ({', '.join(b for b, _ in branches[:10]) or 'no branches'})")
             continue
         chosen.sort(key=lambda item: natural_key(item[0]))
-        for branch in read_branches(repository, chosen, options.files, options.max_bytes, cache,
-                                    ReadOptions(options.jobs), shown):
-            result.rows.append(branch_status(branch))
+        requests.append((repository, chosen, shown))
+    for branches in read_repositories(requests, options.files, options.max_bytes, cache, ReadOptions(options.jobs),
+                                      memo):
+        result.rows.extend(branch_status(branch) for branch in branches)
+    memo.save()
     if not result.rows:
         raise UsageError(f"no branch matches --branches {' '.join(options.branches)}: " + "; ".join(listed))
     result.notes.extend(f"no branch of {entry} matches --branches" for entry in listed)
     if checkout is not None:
-        result.notes.extend(with_pytorch(result.rows, checkout))
+        result.notes.extend(with_pin_versions(result.rows, checkout))
     if target is not None:
         for row in result.rows:
             if not row.error:

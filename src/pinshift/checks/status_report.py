@@ -1,22 +1,58 @@
 """`pinshift status` output: one row per repository × branch as a text table, a Markdown table, or JSON.
 
 Text and Markdown show the figures a reader compares across branches (the seed's "Current State"
-table): pins with their recipe counts when a branch mixes them, PyTorch at each pin, CUDA, Python,
-package sets, the recipe pattern, variants, drift and, with a target, alignment. What does not fit
-in a cell (a branch's syntax problems, files skipped, a branch git could not read) follows the table,
-one line per branch. JSON (schema `pinshift.status/1`, docs/status-schema.json) carries every count.
+table): pins with their recipe counts when a branch mixes them, the package and its version, CUDA,
+Python, GPU targets, package sets, the recipe pattern, variants, drift and, with a target, alignment.
+Every column lists its values most used first, with counts when there are several. A value that is
+unknown (`?`), only partly known (`13.x`, `3.x`) or read from the file names rather than the recipe's
+content gets a footnote mark (`[1]` in text, `[^1]` in Markdown) and a line after the table saying
+where it came from. What does not fit in a cell (a branch's syntax problems, files skipped, a branch
+git could not read) follows the table too, one line per branch.
+
+The text table fits the terminal: `width` columns (the command passes $COLUMNS, else the terminal's
+width, else 100). While it is wider, these steps are taken in order (`FIT_STEPS`): Package Set left
+out; Recipe Pattern abbreviated; GPU left out; Recipe Pattern left out; the counts in CUDA and Python
+left out; Package shows only the main package, without counts; Nixpkgs Pin shows the two most used
+(`+2`); Drift left out (a line per drifting branch follows the table); Variants left out; then the
+widest of Package and Nixpkgs Pin is cut with `…`, one character at a time, to no less than 12
+characters, then Branch too, and on a very narrow terminal every column (to 4 characters). A line
+under the table names what was left out; `wide=True` (`--wide`) shows every column in full. Markdown
+and JSON keep everything. JSON (schema `pinshift.status/2`, docs/status-schema.json) carries every
+count and every value's sources.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import textwrap
 
-from pinshift.checks.status import CALLER, UNPINNED, BranchStatus, _REVISION, _version_key
+from pinshift.checks.status import CALLER, UNKNOWN, UNPINNED, BranchStatus, Counted, _REVISION, version_key
+from pinshift.checks.matrix import majority_phrase
+from pinshift.checks.notation import sm_key
 
-SCHEMA = "pinshift.status/1"
+SCHEMA = "pinshift.status/2"
 NONE = "–"
-COLUMNS = ("Repo", "Branch", "Nixpkgs Pin", "PyTorch", "CUDA", "Python", "Package Set", "Recipe Pattern",
+DEFAULT_WIDTH = 100
+COLUMNS = ("Repo", "Branch", "Nixpkgs Pin", "Package", "CUDA", "Python", "GPU", "Package Set", "Recipe Pattern",
            "Variants", "Drift")
+# how the text table is made to fit, in order: (what, column)
+FIT_STEPS = (
+    ("drop", "Package Set"),
+    ("short", "Recipe Pattern"),
+    ("drop", "GPU"),
+    ("drop", "Recipe Pattern"),
+    ("short", "CUDA"),
+    ("short", "Python"),
+    ("short", "Package"),
+    ("short", "Nixpkgs Pin"),
+    ("drop", "Drift"),
+    ("drop", "Variants"),
+    ("cut", 12),
+)
+
+TRUNCATED = ("Package", "Nixpkgs Pin", "Branch")
+_PATTERN_SHORT = {"Flox function args": "Flox args", " + source override": " + src"}
 
 
 def _short(value: str) -> str:
@@ -27,36 +63,153 @@ def _plural(count: int, word: str, plural: str = "") -> str:
     return f"{count} {word if count == 1 else plural or word + 's'}"
 
 
+class Footnotes:
+    """Numbered explanations of cells, one number per distinct text, in the order first used."""
+
+    def __init__(self, markdown: bool):
+        self.markdown = markdown
+        self.texts: dict[str, int] = {}
+
+    def mark(self, text: str) -> str:
+        number = self.texts.setdefault(text, len(self.texts) + 1)
+        return f"[^{number}]" if self.markdown else f"[{number}]"
+
+    def lines(self) -> list[str]:
+        if self.markdown:
+            return [f"[^{number}]: {text}" for text, number in self.texts.items()]
+        return [f"[{number}] {text}" for text, number in self.texts.items()]
+
+
 # --- cells ---------------------------------------------------------------------------------------
 
 
-def _pin_entries(row: BranchStatus, code) -> list[tuple[str, int]]:
-    entries = [(code(_short(value)), count) for value, count in row.pins]
-    entries += [(CALLER, row.caller)] if row.caller else []
-    entries += [(UNPINNED, row.unpinned)] if row.unpinned else []
-    return entries
-
-
-def _with_counts(entries: list[tuple[str, int]]) -> str:
-    """`a` alone; `a (40) / b (26)` when mixed; `–` when empty."""
+def _with_counts(entries: list[tuple[str, int]], counts: bool = True) -> str:
+    """`a` alone; `a (40) / b (26)` when mixed (`a / b` without counts); `–` when empty."""
     if not entries:
         return NONE
-    if len(entries) == 1:
-        return entries[0][0]
+    if len(entries) == 1 or not counts:
+        return " / ".join(value for value, _ in entries)
     return " / ".join(f"{value} ({count})" for value, count in entries)
 
 
-def _by_version(counted) -> str:
-    values = sorted((value for value, _ in counted), key=_version_key)
-    return " / ".join(values) if values else NONE
+def _pin_entries(row: BranchStatus, code) -> list[tuple[str, int]]:
+    """Pins, the caller's nixpkgs and unpinned recipes together, most used first."""
+    entries = [(code(_short(value)), count) for value, count in row.pins]
+    entries += [(CALLER, row.caller)] if row.caller else []
+    entries += [(UNPINNED, row.unpinned)] if row.unpinned else []
+    return sorted(entries, key=lambda entry: -entry[1])
 
 
-def _pytorch(row: BranchStatus) -> str:
-    if not row.pytorch:
+def _weak(counted: Counted) -> bool:
+    return bool(counted.sources) and all(source.startswith("file name") for source, _ in counted.sources)
+
+
+def _explain(column: str, counted: Counted) -> str | None:
+    """The footnote a value needs, None when its source is the recipe's own statement."""
+    sources = "; ".join(f"{source} ({count})" if len(counted.sources) > 1 else source
+                        for source, count in counted.sources)
+    value = counted.value
+    if column == "CUDA":
+        if value == UNKNOWN:
+            return f"CUDA ?: GPU recipes with {sources}"
+        if value.endswith(".x"):
+            return f"CUDA {value}: {sources}; neither the file names nor a cudaVersion binding say the minor"
+        if _weak(counted):
+            return f"CUDA {value}: read from the file names ({sources}); the recipes name no cudaPackages set"
+        if any("minor from" in source for source, _ in counted.sources):
+            return f"CUDA {value}: {sources}"
+    elif column == "Python":
+        if value == UNKNOWN:
+            return f"Python ?: recipes with {sources}"
+        if value.endswith(".x"):
+            return f"Python {value}: {sources}; neither the file names nor pname say which"
+        if _weak(counted):
+            return f"Python {value}: read from the file names; {_after_file_name(counted)}"
+    elif column == "GPU":
+        if value == "sm?":
+            return "sm?: CUDA builds that state no GPU target (nixpkgs builds its default capabilities)"
+        if _weak(counted):
+            return "GPU targets read from the file names (sm<N>): the recipes state no target of their own"
+    return None
+
+
+def _after_file_name(counted: Counted) -> str:
+    reasons = {source.partition("; ")[2] for source, _ in counted.sources if "; " in source}
+    return "; ".join(sorted(reasons)) or "the recipes do not say"
+
+
+def _values(column: str, values: tuple[Counted, ...], notes: Footnotes, counts: bool, order=version_key) -> str:
+    if not values:
         return NONE
-    versions = [row.pytorch.get(value) for value, _ in row.pins if _REVISION.match(value)]
-    shown = [version or "?" for version in versions]
-    return " / ".join(shown) if shown else NONE
+    entries = []
+    for counted in values:
+        explanation = _explain(column, counted)
+        entries.append((counted.value + (notes.mark(explanation) if explanation else ""), counted.recipes))
+    return _with_counts(entries, counts)
+
+
+def _gpu(row: BranchStatus, notes: Footnotes, markdown: bool) -> str:
+    """`sm80 / sm90` for up to three targets (every one in Markdown), else `sm61–sm120 (9)`; `sm?` last."""
+    if not row.gpu:
+        return NONE
+    ordered = sorted(row.gpu, key=lambda c: (c.value == "sm?",) + sm_key(c.value.split("+", 1)[0]))
+    marked = []
+    for counted in ordered:
+        explanation = _explain("GPU", counted)
+        marked.append((counted, notes.mark(explanation) if explanation else ""))
+    if markdown or len(ordered) <= 3:
+        return " / ".join(c.value + mark for c, mark in marked)
+    known = [(c, mark) for c, mark in marked if c.value != "sm?"]
+    marks = "".join(dict.fromkeys(mark for _, mark in known))
+    span = f"{known[0][0].value}–{known[-1][0].value} ({len(known)}){marks}"
+    return " / ".join([span] + [c.value + mark for c, mark in marked if c.value == "sm?"])
+
+
+def _versions(package, notes: Footnotes, short: bool) -> str:
+    """`2.10.0 (override)`; `1.18.1 (override, 3) / 1.24.2 (override, 1)`; short: `1.18.1 / 1.24.2 (override)`."""
+    parts = []
+    for version in package.versions:
+        mark = notes.mark(_unknown_version(package, version)) if version.value == UNKNOWN else ""
+        origin = version.origin if version.origin in ("override", "recipe") else ""
+        parts.append((version.value + mark, origin, version.recipes))
+    if len(parts) == 1:
+        value, origin, _ = parts[0]
+        return value + (f" ({origin})" if origin else "")
+    if short:
+        origins = {origin for _, origin, _ in parts}
+        if len(origins) == 1:
+            origin = origins.pop()
+            return " / ".join(value for value, _, _ in parts) + (f" ({origin})" if origin else "")
+        return " / ".join(value + (f" ({origin})" if origin else "") for value, origin, _ in parts)
+    return " / ".join(f"{value} ({origin + ', ' if origin else ''}{count})" for value, origin, count in parts)
+
+
+def _unknown_version(package, version) -> str:
+    """`version ?: not stated in the recipes; --nixpkgs DIR reads it from each pin` (counts only for several reasons)."""
+    reasons = "; ".join(f"{reason} ({count} recipes)" if len(version.sources) > 1 else reason
+                        for reason, count in version.sources)
+    return f"version ?: not stated in the recipes; {reasons}"
+
+
+def _packages(row: BranchStatus, notes: Footnotes, short: bool = False) -> str:
+    """`pytorch 2.10.0 (override)`; companions after `;` (short: the main package only, `+2`)."""
+    if not row.packages:
+        return NONE
+    shown = []
+    for package in row.packages[:1] if short else row.packages:
+        versions = _versions(package, notes, short)
+        shown.append(f"{package.package} {versions}" if versions else package.package)
+    more = len(row.packages) - 1
+    if short and more:
+        shown[0] += f" +{more}"
+    return "; ".join(shown)
+
+
+def _pins(row: BranchStatus, code, short: bool) -> str:
+    entries = _pin_entries(row, code)
+    if short and len(entries) > 2:
+        return _with_counts(entries[:2]) + f" +{len(entries) - 2}"
+    return _with_counts(entries)
 
 
 def _drift(row: BranchStatus) -> str:
@@ -83,25 +236,41 @@ def _aligned(row: BranchStatus) -> str:
     return "no" if alignment.total else NONE
 
 
-def _cells(row: BranchStatus, markdown: bool, aligning: bool) -> list[str]:
+def _pattern(value: str, text: bool, short: bool) -> str:
+    if text:
+        value = value.replace("self-contained ", "")
+    if short:
+        for long, abbreviated in _PATTERN_SHORT.items():
+            value = value.replace(long, abbreviated)
+    return value
+
+
+def _cell(row: BranchStatus, column: str, notes: Footnotes, markdown: bool, short: bool = False) -> str:
+    """One cell of a row, in full or `short` (FIT_STEPS); footnote marks are taken from `notes`."""
     code = (lambda text: f"`{text}`") if markdown else (lambda text: text)
+    if column == "Repo":
+        return code(row.repository)
+    if column == "Branch":
+        return code(row.branch) if markdown else "  " + row.branch
     if row.error:
-        cells = [code(row.repository), code(row.branch)] + ["?"] * 7 + ["unreadable"]
-    else:
-        cells = [
-            code(row.repository), code(row.branch),
-            _with_counts(_pin_entries(row, code)),
-            _pytorch(row),
-            _by_version(row.cuda),
-            _by_version(row.python),
-            " / ".join(code(name) for name, _ in sorted(row.package_sets)) or NONE,
-            _with_counts(list(row.patterns)),
-            str(row.variants),
-            _drift(row),
-        ]
-    if aligning:
-        cells.append("?" if row.error else _aligned(row))
-    return cells
+        return "unreadable" if column == "Drift" else "?"
+    if column == "Nixpkgs Pin":
+        return _pins(row, code, short)
+    if column == "Package":
+        return _packages(row, notes, short)
+    if column in ("CUDA", "Python"):
+        return _values(column, row.cuda if column == "CUDA" else row.python, notes, not short)
+    if column == "GPU":
+        return _gpu(row, notes, markdown)
+    if column == "Package Set":
+        return _with_counts([(code(c.value), c.recipes) for c in row.package_sets])
+    if column == "Recipe Pattern":
+        return _with_counts([(_pattern(c.value, not markdown, short), c.recipes) for c in row.patterns])
+    if column == "Variants":
+        return str(row.variants)
+    if column == "Drift":
+        return _drift(row)
+    return _aligned(row)  # Aligned
 
 
 def _footnotes(rows: list[BranchStatus], markdown: bool, verbose: bool) -> list[str]:
@@ -123,6 +292,13 @@ def _footnotes(rows: list[BranchStatus], markdown: bool, verbose: bool) -> list[
     return lines
 
 
+def _target_counts(target) -> str:
+    counted = _plural(target.count, "recipe")
+    if target.others:
+        counted = f"{target.count} of {target.total} pinned recipes, {majority_phrase(target.count, target.total)}"
+    return f"{target.commit[:7]}, {counted}"
+
+
 # --- formats -------------------------------------------------------------------------------------
 
 
@@ -139,51 +315,166 @@ def _escape(cell: str) -> str:
 
 def render_markdown(rows: list[BranchStatus], target=None, notes=(), verbose: bool = False) -> str:
     header = _header(target)
+    footnotes = Footnotes(markdown=True)
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(_escape(c) for c in _cells(row, True, target is not None)) + " |" for row in rows]
+    columns = list(COLUMNS) + (["Aligned"] if target is not None else [])
+    for row in rows:
+        lines.append("| " + " | ".join(_escape(_cell(row, column, footnotes, True)) for column in columns) + " |")
     extra = [f"- {line}" for line in _footnotes(rows, True, verbose)]
     if target is not None:
         extra.append(f"- target: `{target.revision[:7]}`, {target.origin} ({_target_counts(target)})")
     extra += [f"- note: {note}" for note in notes]
-    return "\n".join(lines + ([""] + extra if extra else [])) + "\n"
+    definitions = footnotes.lines()
+    return "\n".join(lines + ([""] + extra if extra else []) + ([""] + definitions if definitions else [])) + "\n"
 
 
-def render_text(rows: list[BranchStatus], target=None, notes=(), verbose: bool = False) -> str:
+def render_text(rows: list[BranchStatus], target=None, notes=(), verbose: bool = False,
+                width: int = DEFAULT_WIDTH, wide: bool = False) -> str:
     """A summary line, then the table with one heading line per repository and its branches below it
-    (no Repo column), "self-contained" left out of the pattern; notes and footnotes after it."""
-    header = _header(target)[1:]
-    if target is not None:
-        header[-1] = "Aligned"
-    body = []
-    for row in rows:
-        cells = _cells(row, False, target is not None)[1:]
-        cells[0] = "  " + cells[0]
-        cells[6] = cells[6].replace("self-contained ", "")
-        body.append((row, cells))
-    widths = [max(len(r[i]) for r in [header, *(cells for _, cells in body)]) for i in range(len(header))]
+    (no Repo column), "self-contained" left out of the pattern, fitted to `width` unless `wide`;
+    footnotes and notes after it."""
+    aligning = target is not None
+    columns = list(COLUMNS[1:]) + (["Aligned"] if aligning else [])
+    probe = Footnotes(markdown=False)  # the layout is chosen on cells whose marks are thrown away
+    both = [{c: (_cell(row, c, probe, False), _cell(row, c, probe, False, short=True)) for c in columns}
+            for row in rows]
+    shown, short, left_out, cut = _fit(columns, both, width, wide)
+    footnotes = Footnotes(markdown=False)  # numbered in the order the shown cells use them
+    table = [[_cut(_cell(row, c, footnotes, False, short=c in short), cut.get(c)) for c in shown] for row in rows]
+    headers = ["Aligned" if c == "Aligned" else _cut(c, cut.get(c)) for c in shown]
+    widths = [max(len(line[i]) for line in [headers, *table]) for i in range(len(shown))]
 
-    def line(cells: list[str]) -> str:
-        return "  ".join(cell.ljust(width) for cell, width in zip(cells, widths)).rstrip()
+    def table_line(cells: list[str]) -> str:
+        return "  ".join(cell.ljust(w) for cell, w in zip(cells, widths)).rstrip()
 
     repositories = len({row.root for row in rows})
-    lines = [f"{_plural(len(rows), 'branch', 'branches')} in {_plural(repositories, 'repository', 'repositories')}"
-             + (f"; target: {target.revision[:7]}, {target.origin} ({_target_counts(target)})"
-                if target is not None else ""), "", line(header)]
-    shown = None
-    for row, cells in body:
-        if row.root != shown:
-            shown = row.root
+    summary = (f"{_plural(len(rows), 'branch', 'branches')} in {_plural(repositories, 'repository', 'repositories')}"
+               + (f"; target: {target.revision[:7]}, {target.origin} ({_target_counts(target)})" if aligning else ""))
+    lines = _wrap(summary, width, wide) + [""] + [table_line(headers)]
+    current = None
+    for row, line in zip(rows, table):
+        if row.root != current:
+            current = row.root
             lines.append(row.repository)
-        lines.append(line(cells))
-    extra = _footnotes(rows, False, verbose) + [f"note: {note}" for note in notes]
-    return "\n".join(lines + ([""] + extra if extra else [])) + "\n"
+        lines.append(table_line(line))
+    extra = []
+    if left_out or short or cut:
+        said = []
+        if left_out:
+            said.append(f"left out: {', '.join(left_out)}")
+        if short:
+            said.append(f"abbreviated: {', '.join(c for c in shown if c in short)}")  # `short` holds shown ones
+        if cut:
+            said.append(f"cut: {', '.join(cut)}")
+        extra.append(f"({'; '.join(said)}; to fit {width} columns; --wide shows every column)")
+    if "Drift" in left_out:
+        extra += [f"drift: {row.label}: {_drift(row)}" for row in rows if not row.error and _drift(row) != NONE]
+    extra += footnotes.lines() + _footnotes(rows, False, verbose) + [f"note: {note}" for note in notes]
+    wrapped = [piece for line in extra for piece in _wrap(line, width, wide)]
+    return "\n".join(lines + ([""] + wrapped if wrapped else [])) + "\n"
 
 
-def _target_counts(target) -> str:
-    counted = _plural(target.count, "recipe")
-    if target.others:
-        counted = f"majority: {target.count} of {target.total} recipes"
-    return f"{target.commit[:7]}, {counted}"
+def _fit(columns: list[str], rows: list[dict], width: int, wide: bool):
+    """(columns shown, columns abbreviated, columns left out, column -> cut width) for a table within `width`.
+
+    `rows` hold (full, short) cells per column. FIT_STEPS are taken in order while the table is too
+    wide: a column is left out or abbreviated; `("cut", N)` narrows the widest of TRUNCATED one
+    character at a time, none below N characters, and is taken only if that makes the table fit
+    (the last one, as far as it goes).
+    """
+    shown, short, left_out, cut = list(columns), set(), [], {}
+    if wide:
+        return shown, short, left_out, cut
+
+    def natural(column: str) -> int:
+        return max([len(column)] + [len(r[column][1 if column in short else 0]) for r in rows])
+
+    def total(narrowed: dict) -> int:
+        return sum(min(natural(c), narrowed.get(c, 10**6)) for c in shown) + 2 * (len(shown) - 1)
+
+    taken = []
+    for index, (what, argument) in enumerate(FIT_STEPS):
+        if total(cut) <= width:
+            break
+        if what == "cut":
+            last = index == len(FIT_STEPS) - 1
+            narrowable = [c for c in TRUNCATED if c in shown and c != "Branch"]
+            narrowed = _narrowed({c: natural(c) for c in narrowable}, total(cut) - width, argument)
+            if last and total(narrowed) > width:  # the branch names are cut only when nothing else fits
+                narrowed = _narrowed({c: natural(c) for c in TRUNCATED if c in shown}, total(cut) - width, argument)
+            if last and total(narrowed) > width:  # a very narrow terminal: every column
+                narrowed = _narrowed({c: natural(c) for c in shown}, total(cut) - width, 4)
+            if total(narrowed) <= width or last:
+                cut = narrowed
+        elif argument not in shown:
+            continue
+        elif what == "drop":
+            shown.remove(argument)
+            left_out.append(argument)
+            taken.append((what, argument))
+        elif any(r[argument][0] != r[argument][1] for r in rows):
+            short.add(argument)
+            taken.append((what, argument))
+    if not cut:  # a later step may have made room for an earlier one: undo what still fits, latest first
+        for what, argument in reversed(taken):
+            if what == "drop":
+                shown.insert(min(columns.index(argument), len(shown)), argument)
+                shown.sort(key=columns.index)
+                if total(cut) > width:
+                    shown.remove(argument)
+                else:
+                    left_out.remove(argument)
+            else:
+                short.discard(argument)
+                if total(cut) > width:
+                    short.add(argument)
+    return shown, short & set(shown), left_out, cut
+
+
+def _narrowed(widths: dict, excess: int, floor: int) -> dict:
+    """Column -> width after taking `excess` characters from the widest columns, none below `floor`."""
+    narrowed = dict(widths)
+    while excess > 0:
+        candidates = [c for c in narrowed if narrowed[c] > floor]
+        if not candidates:
+            break
+        widest = max(candidates, key=lambda c: narrowed[c])
+        narrowed[widest] -= 1
+        excess -= 1
+    return {c: w for c, w in narrowed.items() if w < widths[c]}
+
+
+_MARK = re.compile(r"\[\d+\]")
+
+
+def _cut(cell: str, limit: int | None) -> str:
+    """`cell` within `limit` characters, ending its text in `…`; every footnote mark is kept (those of the
+    part cut off follow the `…`)."""
+    if limit is None or len(cell) <= limit:
+        return cell
+    pieces = _MARK.split(cell)
+    marks = _MARK.findall(cell)
+    budget = limit - 1 - sum(len(m) for m in marks)
+    if budget < 0:
+        return cell[: limit - 1] + "…"
+    out, cut_at = [], None
+    for index, text in enumerate(pieces):
+        if cut_at is None:
+            if len(text) > budget:
+                out.append(text[:budget] + "…")
+                cut_at = index
+            else:
+                out.append(text)
+                budget -= len(text)
+        if index < len(marks):
+            out.append(marks[index])
+    return "".join(out)
+
+
+def _wrap(line: str, width: int, wide: bool) -> list[str]:
+    if wide or len(line) <= width:
+        return [line]
+    return textwrap.wrap(line, width, subsequent_indent="    ", break_long_words=False, break_on_hyphens=False)
 
 
 def render_json(rows: list[BranchStatus], target=None, notes=(), nixpkgs=None) -> str:
@@ -210,16 +501,21 @@ def _row_json(row: BranchStatus) -> dict:
         "commit": row.commit,
         "files": row.files,
         "variants": row.variants,
+        "kinds": [{"kind": kind, "recipes": count} for kind, count in row.kinds],
         "pins": [{"revision": value if literal(value) else None, "expression": None if literal(value) else value,
                   "recipes": count, "pytorch": row.pytorch.get(value)} for value, count in row.pins],
         "uses_caller_nixpkgs": row.caller,
         "unpinned": row.unpinned,
         "hashed_pins": row.hashed,
-        "package_sets": [{"name": name, "recipes": count} for name, count in row.package_sets],
-        "cuda": [{"version": version, "recipes": count} for version, count in row.cuda],
-        "python": [{"version": version, "recipes": count} for version, count in row.python],
-        "patterns": [{"pattern": name, "recipes": count} for name, count in row.patterns],
-        "packages": [{"package": name, "recipes": count} for name, count in row.packages],
+        "packages": [{"package": p.package, "recipes": p.recipes, "attribute": p.attribute,
+                      "versions": [{"version": v.value, "origin": v.origin or None, "recipes": v.recipes,
+                                    "sources": [{"source": s, "recipes": n} for s, n in v.sources]}
+                                   for v in p.versions]} for p in row.packages],
+        "package_sets": [c.to_json("name") for c in row.package_sets],
+        "cuda": [c.to_json("version") for c in row.cuda],
+        "gpu": [c.to_json("target") for c in row.gpu],
+        "python": [c.to_json("version") for c in row.python],
+        "patterns": [c.to_json("pattern") for c in row.patterns],
         "drift": row.drift,
         "problems": list(row.problems),
         "skipped": list(row.skipped),

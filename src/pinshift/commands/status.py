@@ -37,13 +37,16 @@ DEFAULT_FILES = (".flox/pkgs/**/*.nix",)  # pinshift.recipes.DEFAULT_FILES, with
                    "to save under .pinshift/recipes/ and run with pinshift migrate.")
 @click.option("--check", is_flag=True,
               help="Exit 1 when a branch cannot be read or has unparsable recipes, or (--align-to) is not aligned.")
+@click.option("--wide", is_flag=True, help="Text: every column in full, however wide (default: fit $COLUMNS, else "
+                                           "the terminal, else 100 columns).")
 @click.option("--verbose", "-v", is_flag=True, help="List every unparsable and skipped file, not only the first.")
 @click.option("--max-bytes", type=int, default=DEFAULT_MAX_BYTES, show_default=True, help="Skip larger files.")
 @click.option("--jobs", "-j", type=int, default=None, help="Worker processes for parsing (default: one per CPU "
                                                             "for many files).")
-def status(repos, branches, files, fmt, nixpkgs, align_to, pick, recipe_for, check, verbose, max_bytes, jobs) -> None:
-    """One row per repository x branch: nixpkgs pin(s), PyTorch, CUDA, Python, package set(s), recipe
-    pattern, variants, drift; read from each branch's commit (nothing is checked out or written)."""
+def status(repos, branches, files, fmt, nixpkgs, align_to, pick, recipe_for, check, wide, verbose, max_bytes,
+           jobs) -> None:
+    """One row per repository x branch: nixpkgs pin(s), package and version, CUDA, Python, GPU targets, package
+    set(s), recipe pattern, variants, drift; read from each branch's commit (nothing is checked out or written)."""
     from pinshift.checks.status import StatusOptions, gather_status
     from pinshift.checks.status_report import render_json, render_markdown, render_text
     from pinshift.globs import glob_problem
@@ -67,10 +70,25 @@ def status(repos, branches, files, fmt, nixpkgs, align_to, pick, recipe_for, che
     elif fmt == "markdown":
         text = render_markdown(result.rows, result.target, result.notes, verbose)
     else:
-        text = render_text(result.rows, result.target, result.notes, verbose)
+        text = render_text(result.rows, result.target, result.notes, verbose, _width(), wide)
     click.echo(printable(text, keep_newlines=True), nl=False)
     if check and _failing(result):
         raise click.exceptions.Exit(1)
+
+
+def _width() -> int:
+    """The text table's width: $COLUMNS, else the terminal's when stdout is one, else 100."""
+    from pinshift.checks.status_report import DEFAULT_WIDTH
+
+    import sys
+
+    given = os.environ.get("COLUMNS", "").strip()
+    if given.isdigit() and int(given) > 0:
+        return int(given)
+    try:
+        return os.get_terminal_size(sys.stdout.fileno()).columns if sys.stdout.isatty() else DEFAULT_WIDTH
+    except (OSError, ValueError, AttributeError):
+        return DEFAULT_WIDTH
 
 
 def _failing(result) -> bool:

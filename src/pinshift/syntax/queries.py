@@ -244,6 +244,33 @@ def bindings(doc: Document) -> list[Binding]:
     return found
 
 
+def bindings_spelling(doc: Document, names) -> list[Binding]:
+    """The bindings whose attrpath has an identifier segment spelling one of `names` (`config.cudaCapabilities`
+    for "cudaCapabilities"), in source order, found from a byte search for each name and a climb from each
+    place (not a walk of the file): a reader needing a handful of bindings pays for those bindings. (One
+    regular expression for all names scans slower than these searches: 0.49 s against 0.29 s for the
+    facts of 1,804 recipes.)"""
+    memo: dict = {}
+    found: dict[int, Binding] = {}
+    for name in names:
+        spelled = name.encode("utf-8", "surrogateescape")
+        for node in nodes_spelling(doc, spelled):
+            attrpath = node.parent
+            if node.type != "identifier" or attrpath is None or attrpath.type != "attrpath":
+                continue
+            binding = attrpath.parent
+            if binding is None or binding.type != "binding" or binding.id in found or doc.text(node) != spelled:
+                continue
+            value = binding.child_by_field_name("expression")
+            container = _container_of(binding)
+            if value is None or container is None or binding.child_by_field_name("attrpath") != attrpath:
+                continue
+            prefix, root = _prefix_and_root(doc, container, memo)
+            own = tuple(s.name for s in attrpath_segments(doc, attrpath))
+            found[binding.id] = Binding(binding, attrpath, prefix + own, value, container, root)
+    return sorted(found.values(), key=lambda b: b.node.start_byte)
+
+
 def find_bindings(doc: Document, dotted: str, within: Node | None = None) -> list[Binding]:
     """Bindings whose full path is `dotted` (e.g. "meta.longDescription"), optionally under `within`."""
     wanted = tuple(dotted.split("."))

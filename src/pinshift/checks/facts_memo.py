@@ -1,0 +1,148 @@
+"""Facts of recipe files remembered across runs: a (path, blob id) `pinshift status` read before is not
+parsed again.
+
+A file's facts (pinshift.checks.facts) are a pure function of its path, its bytes and pinshift's
+code, and status already knows each file's git blob id from `git ls-tree` before reading it. So a run
+looks every file up under
+
+    sha1(path, blob id)   in   $XDG_CACHE_HOME/pinshift/facts/<code fingerprint>.store
+
+and parses only what it has not seen; the facts it parsed are appended when it is done. The code
+fingerprint is the plan memo's (pinshift.plan_memo.code_fingerprint: every source file of pinshift
+and its step kinds, Python and tree-sitter versions), so a changed pinshift never reads old facts;
+other fingerprints' stores are removed when a run saves. `PINSHIFT_CACHE=off` turns it off, as it
+does the plan memo.
+
+The store is one file: a FORMAT line, then records `b"PF"`, a 4-byte length, a 20-byte key and the
+zlib-compressed pickle of the facts. A run appends all its records in one write; a store that would
+grow past MAX_BYTES, or whose end is damaged (a run killed while writing), is rewritten whole, to a
+temporary file renamed over it. Reading stops at the first damaged record; a record that does not
+decompress or unpickle is a miss. A store that cannot be read or written only costs the next run its
+time: status prints the same whatever the memo holds (tests/test_status_memo.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import struct
+import tempfile
+import zlib
+from pathlib import Path
+
+FORMAT = b"pinshift-facts/1\n"
+MAX_BYTES = 64 * 1024 * 1024
+_HEADER = struct.Struct(">2sI20s")
+
+
+def _key(path: str, blob: str) -> bytes:
+    return hashlib.sha1(path.encode("utf-8", "surrogateescape") + b"\0" + blob.encode("ascii")).digest()
+
+
+class FactsMemo:
+    """The facts store of this pinshift (None `path`: remembering is off)."""
+
+    def __init__(self, path: Path | None):
+        self.path = path
+        self.data = b""
+        self.index: dict[bytes, tuple[int, int]] = {}  # key -> (offset, length) of its payload in `data`
+        self.valid_end = 0  # where the last whole record ends
+        self.new: dict[bytes, bytes] = {}
+        self.used: set[bytes] = set()
+        self.hits = 0
+        if path is not None:
+            self._load()
+
+    @classmethod
+    def open(cls) -> "FactsMemo":
+        from pinshift import plan_memo
+
+        if not plan_memo.enabled():
+            return cls(None)
+        try:
+            fingerprint = plan_memo.code_fingerprint()
+        except (OSError, ImportError):
+            return cls(None)
+        return cls(plan_memo.cache_root().parent / "facts" / f"{fingerprint}.store")
+
+    def _load(self) -> None:
+        try:
+            data = self.path.read_bytes()
+        except OSError:
+            return
+        if not data.startswith(FORMAT):
+            return
+        offset = len(FORMAT)
+        while offset + _HEADER.size <= len(data):
+            magic, length, key = _HEADER.unpack_from(data, offset)
+            start = offset + _HEADER.size
+            if magic != b"PF" or start + length > len(data):
+                break
+            self.index[key] = (start, length)
+            offset = start + length
+        self.data, self.valid_end = data, offset
+
+    def lookup(self, path: str, blob: str):
+        """The remembered facts of (path, blob), None when there are none (or they cannot be read)."""
+        if self.path is None:
+            return None
+        key = _key(path, blob)
+        found = self.index.get(key)
+        if found is None:
+            return None
+        start, length = found
+        try:
+            facts = pickle.loads(zlib.decompress(self.data[start:start + length]))
+        except Exception:  # a damaged record is a miss  # noqa: BLE001
+            return None
+        self.used.add(key)
+        self.hits += 1
+        return facts
+
+    def remember(self, path: str, blob: str, facts) -> None:
+        if self.path is not None:
+            self.new[_key(path, blob)] = zlib.compress(pickle.dumps(facts, pickle.HIGHEST_PROTOCOL), 1)
+
+    def save(self) -> None:
+        """Append what this run parsed (or rewrite the store); never raises: the store is only a cache."""
+        if self.path is None or not self.new:
+            return
+        records = b"".join(_HEADER.pack(b"PF", len(payload), key) + payload for key, payload in self.new.items())
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            damaged = bool(self.data) and self.valid_end < len(self.data)
+            if not self.data or damaged or len(self.data) + len(records) > MAX_BYTES:
+                self._rewrite(records)
+            else:
+                descriptor = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+                try:
+                    os.write(descriptor, records)
+                finally:
+                    os.close(descriptor)
+            self._remove_others()
+        except OSError:
+            return
+
+    def _rewrite(self, records: bytes) -> None:
+        """The store with only the records this run used and parsed, replacing the old one at once."""
+        kept = []
+        if self.data and len(self.data) + len(records) <= MAX_BYTES:
+            kept = [self.data[len(FORMAT):self.valid_end]]  # a damaged end: the whole records before it
+        else:
+            for key in self.used:
+                start, length = self.index[key]
+                kept.append(self.data[start - _HEADER.size:start + length])
+        descriptor, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".facts-")
+        try:
+            with os.fdopen(descriptor, "wb") as out:
+                out.write(FORMAT + b"".join(kept) + records)
+            os.replace(temporary, self.path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+
+    def _remove_others(self) -> None:
+        for other in self.path.parent.glob("*.store"):
+            if other != self.path:
+                other.unlink(missing_ok=True)

@@ -1,0 +1,111 @@
+"""`pinshift status` remembers each (path, blob id)'s facts across runs (pinshift.checks.facts_memo).
+
+The memo may only change how long status takes: every output is byte-identical cold, warm, with a
+damaged store and with the memo off; a warm run parses nothing; a store it cannot write costs nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from conftest import FIXTURES, git
+from pinshift.checks import branches as branches_module
+from pinshift.checks.facts_memo import FORMAT, FactsMemo
+from status_repos import commit_branch
+
+KINDS = FIXTURES / "kinds"
+
+
+@pytest.fixture
+def repo(tmp_path):
+    root = tmp_path / "build-onnxruntime"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "placeholder")
+    git(root, "commit", "-q", "--allow-empty", "--no-gpg-sign", "-m", "start")
+    for branch, kind in (("main", "onnxruntime"), ("vllm", "vllm"), ("pytorch", "pytorch")):
+        commit_branch(root, branch, {f".flox/pkgs/{p.name}": p.read_text() for p in (KINDS / kind).glob("*.nix")})
+    git(root, "switch", "-q", "main")
+    return root
+
+
+@pytest.fixture
+def memo_on(monkeypatch, tmp_path):
+    """The memo on, in a cache directory of the test's own (the suite runs with PINSHIFT_CACHE=off)."""
+    monkeypatch.setenv("PINSHIFT_CACHE", "on")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("COLUMNS", raising=False)
+    return tmp_path / "cache" / "pinshift" / "facts"
+
+
+def stores(directory):
+    return sorted(directory.glob("*.store"))
+
+
+def outputs(run_cli, repo) -> list[str]:
+    return [run_cli("status", "--repo", str(repo), "--format", fmt).stdout for fmt in ("json", "markdown", "text")]
+
+
+def test_warm_run_parses_nothing_and_prints_the_same(run_cli, repo, memo_on, monkeypatch):
+    cold = outputs(run_cli, repo)
+    [store] = stores(memo_on)
+    assert store.read_bytes().startswith(FORMAT)
+
+    def no_parsing(*args):
+        raise AssertionError("a remembered blob was parsed again")
+
+    monkeypatch.setattr(branches_module, "_facts", no_parsing)
+    assert outputs(run_cli, repo) == cold
+    monkeypatch.setenv("PINSHIFT_CACHE", "off")
+    monkeypatch.undo()  # _facts back; the memo off: the same bytes again
+    monkeypatch.setenv("PINSHIFT_CACHE", "off")
+    assert outputs(run_cli, repo) == cold
+
+
+def test_a_new_blob_is_parsed_and_appended(run_cli, repo, memo_on):
+    run_cli("status", "--repo", str(repo), "--format", "json")
+    [store] = stores(memo_on)
+    before = store.stat().st_size
+    commit_branch(repo, "comfyui", {f".flox/pkgs/{p.name}": p.read_text() for p in (KINDS / "comfyui").glob("*.nix")})
+    result = run_cli("status", "--repo", str(repo), "--format", "markdown")
+    assert "| `comfyui` | `0182a36` | comfyui 0.3.40 (recipe, 2) / 0.3.43 (recipe, 1) |" in result.stdout
+    assert store.stat().st_size > before and len(FactsMemo(store).index) == 18 + 3  # 4 + 5 + 9 fixtures, then 3
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "not a store", "flipped payload"])
+def test_a_damaged_store_is_a_miss_never_an_error(run_cli, repo, memo_on, damage):
+    cold = outputs(run_cli, repo)
+    [store] = stores(memo_on)
+    data = store.read_bytes()
+    if damage == "truncated":
+        store.write_bytes(data[: len(data) // 2])
+    elif damage == "garbage":
+        store.write_bytes(data + b"PF\xff\xff\xff\xff" + b"x" * 30)
+    elif damage == "not a store":
+        store.write_bytes(b"something else\n" + data)
+    else:  # a record whose payload does not decompress
+        middle = len(data) // 2
+        store.write_bytes(data[:middle] + bytes(b ^ 0xFF for b in data[middle:middle + 64]) + data[middle + 64:])
+    assert outputs(run_cli, repo) == cold
+    assert outputs(run_cli, repo) == cold  # and after the run rewrote or appended to it
+    if damage == "truncated":  # the run parsed what it lost, and rewrote the store without the damaged end
+        memo = FactsMemo(store)
+        assert memo.valid_end == len(memo.data) and len(memo.index) == 18
+
+
+def test_a_store_that_cannot_be_written_costs_nothing(run_cli, repo, memo_on):
+    memo_on.parent.mkdir(parents=True)
+    memo_on.write_text("a file where the directory should be")
+    cold = outputs(run_cli, repo)
+    os.chmod(memo_on, stat.S_IRUSR)
+    assert outputs(run_cli, repo) == cold and memo_on.is_file()
+
+
+def test_another_pinshift_s_store_is_removed(run_cli, repo, memo_on):
+    memo_on.mkdir(parents=True)
+    old = memo_on / "0123456789abcdef0123456789abcdef.store"
+    old.write_bytes(FORMAT)
+    run_cli("status", "--repo", str(repo), "--format", "json")
+    assert not old.exists() and len(stores(memo_on)) == 1
