@@ -71,7 +71,7 @@ def test_a_new_blob_is_parsed_and_appended(run_cli, repo, memo_on):
     commit_branch(repo, "comfyui", {f".flox/pkgs/{p.name}": p.read_text() for p in (KINDS / "comfyui").glob("*.nix")})
     result = run_cli("status", "--repo", str(repo), "--format", "markdown")
     assert "| `comfyui` | `0182a36` | comfyui 0.3.40 (recipe, 2) / 0.3.43 (recipe, 1) |" in result.stdout
-    assert store.stat().st_size > before and len(FactsMemo(store).index) == 18 + 3  # 4 + 5 + 9 fixtures, then 3
+    assert store.stat().st_size > before and len(FactsMemo(store.name).index) == 18 + 3  # 4 + 5 + 9 fixtures, then 3
 
 
 @pytest.mark.parametrize("damage", ["truncated", "garbage", "not a store", "flipped payload"])
@@ -91,7 +91,7 @@ def test_a_damaged_store_is_a_miss_never_an_error(run_cli, repo, memo_on, damage
     assert outputs(run_cli, repo) == cold
     assert outputs(run_cli, repo) == cold  # and after the run rewrote or appended to it
     if damage == "truncated":  # the run parsed what it lost, and rewrote the store without the damaged end
-        memo = FactsMemo(store)
+        memo = FactsMemo(store.name)
         assert memo.valid_end == len(memo.data) and len(memo.index) == 18
 
 
@@ -109,3 +109,50 @@ def test_another_pinshift_s_store_is_removed(run_cli, repo, memo_on):
     old.write_bytes(FORMAT)
     run_cli("status", "--repo", str(repo), "--format", "json")
     assert not old.exists() and len(stores(memo_on)) == 1
+
+
+def test_a_linked_facts_directory_turns_the_memo_off_with_a_note_and_nothing_outside_is_touched(
+        run_cli, repo, memo_on, tmp_path):
+    """The facts store follows no link below XDG_CACHE_HOME (as the plan memo): a `facts` link to a directory
+    elsewhere is not read, written or emptied, and stderr says once why the cache is not used."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    precious = elsewhere / "0123456789abcdef0123456789abcdef.store"
+    precious.write_bytes(b"mine")
+    memo_on.parent.mkdir(parents=True)
+    memo_on.symlink_to(elsewhere)
+    result = run_cli("status", "--repo", str(repo), "--format", "json")
+    assert result.exit_code == 0
+    assert sorted(p.name for p in elsewhere.iterdir()) == [precious.name] and precious.read_bytes() == b"mine"
+    notes = [line for line in result.stderr.splitlines() if "facts cache is not used" in line]
+    assert len(notes) == 1 and "is a symbolic link" in notes[0]
+
+
+@pytest.mark.parametrize("what", ["fifo", "link", "directory"])
+def test_a_store_that_is_not_a_regular_file_is_a_miss_and_left_alone(repo, memo_on, tmp_path, what):
+    """A fifo, a link or a directory where the store should be: never read through, never blocking (a real
+    process with a timeout), never written or removed; a foreign file beside it is not removed either."""
+    import subprocess
+    import sys
+
+    from pinshift.plan_memo import code_fingerprint
+
+    memo_on.mkdir(parents=True)
+    store = memo_on / f"{code_fingerprint()}.store"
+    outside = tmp_path / "outside.store"
+    outside.write_bytes(FORMAT)
+    if what == "fifo":
+        os.mkfifo(store)
+    elif what == "link":
+        store.symlink_to(outside)
+    else:
+        store.mkdir()
+    stranger = memo_on / "notes.txt"
+    stranger.write_text("not pinshift's")
+    done = subprocess.run([sys.executable, "-c", "from pinshift.cli import run; run()", "status", "--repo", str(repo),
+                           "--format", "json"], capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, PINSHIFT_CACHE="on", XDG_CACHE_HOME=str(tmp_path / "cache")))
+    assert done.returncode == 0, done.stderr
+    assert outside.read_bytes() == FORMAT and stranger.read_text() == "not pinshift's"
+    kind = os.lstat(store).st_mode
+    assert {"fifo": stat.S_ISFIFO, "link": stat.S_ISLNK, "directory": stat.S_ISDIR}[what](kind)

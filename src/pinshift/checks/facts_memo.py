@@ -26,14 +26,19 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
+import re
+import secrets
 import struct
-import tempfile
 import zlib
-from pathlib import Path
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from pinshift import cache_dir
 
 FORMAT = b"pinshift-facts/1\n"
 MAX_BYTES = 64 * 1024 * 1024
 _HEADER = struct.Struct(">2sI20s")
+_OWN_NAME = re.compile(r"[0-9a-f]{32}\.store|\.[0-9a-f]{32}\.store\.[0-9a-f]{16}\.tmp")
 
 
 def _key(path: str, blob: str) -> bytes:
@@ -41,35 +46,60 @@ def _key(path: str, blob: str) -> bytes:
 
 
 class FactsMemo:
-    """The facts store of this pinshift (None `path`: remembering is off)."""
+    """The facts store of this pinshift (None `name`: remembering is off).
 
-    def __init__(self, path: Path | None):
-        self.path = path
+    The store lives in `$XDG_CACHE_HOME/pinshift/facts/`, opened through pinshift.cache_dir: no link is followed
+    below `$XDG_CACHE_HOME`, a directory that is a link, another user's or writable by every user turns the memo
+    off (`note` says so once), and only regular files with the store's own names are read, replaced or removed."""
+
+    def __init__(self, name: str | None):
+        self.name = name
         self.data = b""
         self.index: dict[bytes, tuple[int, int]] = {}  # key -> (offset, length) of its payload in `data`
         self.valid_end = 0  # where the last whole record ends
+        self.foreign = False  # the store's name is held by something else than a regular file: never touch it
         self.new: dict[bytes, bytes] = {}
         self.used: set[bytes] = set()
         self.hits = 0
-        if path is not None:
+        if name is not None:
             self._load()
 
     @classmethod
-    def open(cls) -> "FactsMemo":
+    def open(cls, note: Callable[[str], None] | None = None) -> "FactsMemo":
         from pinshift import plan_memo
 
         if not plan_memo.enabled():
             return cls(None)
         try:
             fingerprint = plan_memo.code_fingerprint()
+            os.close(cache_dir.open_directory("facts"))
+        except cache_dir.CacheUnsafe as unsafe:
+            if note is not None:
+                note(f"pinshift: note: the facts cache is not used: {unsafe}, and pinshift follows no link and uses "
+                     "no shared directory in its cache (fix it, or set PINSHIFT_CACHE=off)")
+            return cls(None)
         except (OSError, ImportError):
             return cls(None)
-        return cls(plan_memo.cache_root().parent / "facts" / f"{fingerprint}.store")
+        return cls(f"{fingerprint}.store")
+
+    @contextmanager
+    def _directory(self) -> Iterator[int]:
+        descriptor = cache_dir.open_directory("facts", create=False)
+        try:
+            yield descriptor
+        finally:
+            os.close(descriptor)
 
     def _load(self) -> None:
         try:
-            data = self.path.read_bytes()
-        except OSError:
+            with self._directory() as directory:
+                descriptor = cache_dir.open_regular(self.name, os.O_RDONLY, directory)
+                if descriptor is None:
+                    self.foreign = True
+                    return
+                with os.fdopen(descriptor, "rb") as store:
+                    data = store.read()
+        except (OSError, cache_dir.CacheUnsafe):
             return
         if not data.startswith(FORMAT):
             return
@@ -85,7 +115,7 @@ class FactsMemo:
 
     def lookup(self, path: str, blob: str):
         """The remembered facts of (path, blob), None when there are none (or they cannot be read)."""
-        if self.path is None:
+        if self.name is None:
             return None
         key = _key(path, blob)
         found = self.index.get(key)
@@ -101,30 +131,34 @@ class FactsMemo:
         return facts
 
     def remember(self, path: str, blob: str, facts) -> None:
-        if self.path is not None:
+        if self.name is not None:
             self.new[_key(path, blob)] = zlib.compress(pickle.dumps(facts, pickle.HIGHEST_PROTOCOL), 1)
 
     def save(self) -> None:
         """Append what this run parsed (or rewrite the store); never raises: the store is only a cache."""
-        if self.path is None or not self.new:
+        if self.name is None or not self.new or self.foreign:
             return
         records = b"".join(_HEADER.pack(b"PF", len(payload), key) + payload for key, payload in self.new.items())
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            damaged = bool(self.data) and self.valid_end < len(self.data)
-            if not self.data or damaged or len(self.data) + len(records) > MAX_BYTES:
-                self._rewrite(records)
-            else:
-                descriptor = os.open(self.path, os.O_WRONLY | os.O_APPEND)
-                try:
-                    os.write(descriptor, records)
-                finally:
-                    os.close(descriptor)
-            self._remove_others()
-        except OSError:
+            with self._directory() as directory:
+                if not cache_dir.regular_or_absent(self.name, directory):
+                    return
+                damaged = bool(self.data) and self.valid_end < len(self.data)
+                if not self.data or damaged or len(self.data) + len(records) > MAX_BYTES:
+                    self._rewrite(records, directory)
+                else:
+                    descriptor = cache_dir.open_regular(self.name, os.O_WRONLY | os.O_APPEND, directory)
+                    if descriptor is None:
+                        return
+                    try:
+                        os.write(descriptor, records)
+                    finally:
+                        os.close(descriptor)
+                self._remove_others(directory)
+        except (OSError, cache_dir.CacheUnsafe):
             return
 
-    def _rewrite(self, records: bytes) -> None:
+    def _rewrite(self, records: bytes, directory: int) -> None:
         """The store with only the records this run used and parsed, replacing the old one at once."""
         kept = []
         if self.data and len(self.data) + len(records) <= MAX_BYTES:
@@ -133,16 +167,25 @@ class FactsMemo:
             for key in self.used:
                 start, length = self.index[key]
                 kept.append(self.data[start - _HEADER.size:start + length])
-        descriptor, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".facts-")
+        temporary = f".{self.name}.{secrets.token_hex(8)}.tmp"
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                             dir_fd=directory)
         try:
             with os.fdopen(descriptor, "wb") as out:
                 out.write(FORMAT + b"".join(kept) + records)
-            os.replace(temporary, self.path)
+            os.replace(temporary, self.name, src_dir_fd=directory, dst_dir_fd=directory)
         except BaseException:
-            Path(temporary).unlink(missing_ok=True)
+            try:
+                os.unlink(temporary, dir_fd=directory)
+            except OSError:
+                pass
             raise
 
-    def _remove_others(self) -> None:
-        for other in self.path.parent.glob("*.store"):
-            if other != self.path:
-                other.unlink(missing_ok=True)
+    def _remove_others(self, directory: int) -> None:
+        """Other fingerprints' stores and temporary files of killed runs: regular files with the store's own names."""
+        for name in cache_dir.regular_files(directory):
+            if name != self.name and _OWN_NAME.fullmatch(name):
+                try:
+                    os.unlink(name, dir_fd=directory)
+                except OSError:
+                    pass

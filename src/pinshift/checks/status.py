@@ -344,6 +344,7 @@ class StatusResult:
     rows: list[BranchStatus]
     target: object = None  # alignment.BranchPin with --align-to
     notes: list[str] = field(default_factory=list)
+    cache_notes: list[str] = field(default_factory=list)  # why a cache was not used: for stderr, not the report
 
 
 def natural_key(name: str) -> tuple:
@@ -367,7 +368,8 @@ def gather_status(options: StatusOptions) -> StatusResult:
     from pinshift.checks.facts_memo import FactsMemo
 
     cache = FactsCache()
-    memo = FactsMemo.open()
+    cache_notes: list[str] = []
+    memo = FactsMemo.open(note=cache_notes.append)
     repositories, seen = [], set()
     for given in options.repos:
         repository = Repository.open_to_read(Path(given), f"--repo {given}")
@@ -386,7 +388,7 @@ def gather_status(options: StatusOptions) -> StatusResult:
         target = read_branch_pin(Path(path).expanduser(), ref, options.files, options.majority,
                                  f"--align-to {options.align_to}",
                                  "pass --pick majority to align to the most common", cache)
-    result = StatusResult([], target)
+    result = StatusResult([], target, cache_notes=cache_notes)
     listed, requests = [], []
     for repository, name in zip(repositories, names):
         shown = name if names.count(name) == 1 else str(repository.root)

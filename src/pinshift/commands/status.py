@@ -62,6 +62,8 @@ def status(repos, branches, files, fmt, nixpkgs, align_to, pick, recipe_for, che
                             files=tuple(files) or DEFAULT_FILES, nixpkgs=nixpkgs, align_to=align_to,
                             majority=pick == "majority", max_bytes=max_bytes, jobs=jobs)
     result = gather_status(options)
+    for note in result.cache_notes:
+        click.echo(printable(note), err=True)
     if recipe_for is not None:
         click.echo(printable(_recipe(result, options, recipe_for), keep_newlines=True), nl=False)
         return
