@@ -7,6 +7,7 @@ newline survive every edit that does not touch them.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -15,6 +16,9 @@ import tree_sitter
 
 from pinshift.syntax.language import nix_language, parser  # noqa: F401  (nix_language: for older imports)
 from pinshift.syntax.problems import Problem, find_problems
+
+LINE_WIDTH = 100  # bytes of a long source line a message shows, around the place it points at
+_NEWLINE = re.compile(rb"\n")
 
 
 @dataclass
@@ -41,18 +45,33 @@ class Document:
         return self.data[node.start_byte : node.end_byte]
 
     def position(self, offset: int) -> tuple[int, int]:
-        """1-based (line, column) of a byte offset; the column counts bytes."""
-        line_start = self.data.rfind(b"\n", 0, offset) + 1
-        line = self.data.count(b"\n", 0, offset) + 1
-        return line, offset - line_start + 1
+        """1-based (line, column) of a byte offset; the column counts bytes (from a line index built once)."""
+        starts = line_starts(self)
+        index = bisect.bisect_right(starts, offset) - 1
+        return index + 1, offset - starts[index] + 1
 
-    def line_text(self, offset: int) -> str:
-        """The source line holding `offset`, decoded leniently for messages only."""
-        start = self.data.rfind(b"\n", 0, offset) + 1
-        end = self.data.find(b"\n", offset)
-        if end < 0:
-            end = len(self.data)
-        return self.data[start:end].rstrip(b"\r").decode("utf-8", "replace")
+    def line_text(self, offset: int, width: int = LINE_WIDTH) -> str:
+        """The source line holding `offset`, decoded leniently for messages only.
+
+        A line longer than `width` bytes is cut to `width` bytes around `offset`, each cut
+        marked `…`: a message shows where the problem is, not a 56 KB line (one per problem).
+        """
+        starts = line_starts(self)
+        index = bisect.bisect_right(starts, offset) - 1
+        start = starts[index]
+        end = starts[index + 1] - 1 if index + 1 < len(starts) else len(self.data)
+        line = self.data[start:end].rstrip(b"\r")
+        if len(line) <= width:
+            return line.decode("utf-8", "replace")
+        at = min(max(offset - start, 0), len(line))
+        first = max(0, min(at - width // 3, len(line) - width))
+        last = first + width
+        while 0 < first < len(line) and line[first] & 0xC0 == 0x80:  # never cut a UTF-8 sequence in two
+            first += 1
+        while last < len(line) and line[last] & 0xC0 == 0x80:
+            last -= 1
+        text = line[first:last].decode("utf-8", "replace")
+        return ("…" if first > 0 else "") + text + ("…" if last < len(line) else "")
 
     def location(self, offset: int) -> str:
         """`path:line:col` for a byte offset, as every message prints it."""
@@ -110,13 +129,13 @@ class Document:
         """A copy of the tree told where `edits` (non-overlapping, applied to `self.data`) moved the bytes."""
         tree = self.tree.copy()
         for edit in sorted(edits, key=lambda e: e.start, reverse=True):
-            start = _point(self.data, edit.start)
+            start = self._point(edit.start)
             tree.edit(
                 start_byte=edit.start,
                 old_end_byte=edit.end,
                 new_end_byte=edit.start + len(edit.replacement),
                 start_point=start,
-                old_end_point=_point(self.data, edit.end),
+                old_end_point=self._point(edit.end),
                 new_end_point=_advance(start, edit.replacement),
             )
         return tree
@@ -125,10 +144,18 @@ class Document:
     def problems(self) -> tuple[Problem, ...]:
         return tuple(find_problems(self, self.changed if self.clean_origin else None))
 
+    def _point(self, offset: int) -> tuple[int, int]:
+        """tree-sitter's 0-based (row, byte column) of an offset."""
+        line, column = self.position(offset)
+        return line - 1, column - 1
 
-def _point(data: bytes, offset: int) -> tuple[int, int]:
-    """tree-sitter's 0-based (row, byte column) of an offset."""
-    return data.count(b"\n", 0, offset), offset - (data.rfind(b"\n", 0, offset) + 1)
+
+def line_starts(doc) -> list[int]:
+    """The offset each line of `doc.data` starts at, found once per document (`position` bisects it)."""
+    starts = doc.__dict__.get("_line_starts")
+    if starts is None:
+        starts = doc.__dict__["_line_starts"] = [0] + [m.end() for m in _NEWLINE.finditer(doc.data)]
+    return starts
 
 
 def _advance(start: tuple[int, int], inserted: bytes) -> tuple[int, int]:

@@ -27,6 +27,7 @@ Examples:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -35,6 +36,9 @@ from tree_sitter import Node
 
 if TYPE_CHECKING:
     from pinshift.syntax.document import Document
+
+
+_NUMBER = re.compile(r"(?<![\w.])\d+(?!\w|\.\d)")  # as report/groups.py: not in a word, a version or a decimal
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,12 @@ class Problem:
     def key(self) -> tuple[str, str]:
         """What identifies a problem independently of where edits moved it."""
         return (self.message, self.source_line.strip())
+
+    @property
+    def group_key(self) -> str:
+        """What problems that repeat one another share: the message, its numbers written <n>
+        (the rule report/groups.py applies to every finding)."""
+        return _NUMBER.sub("<n>", self.message)
 
 
 # The walk below keeps, for each node it is in, the node, its children and which child it entered last:
