@@ -152,6 +152,12 @@ def test_error_swallowing_the_file_is_reported_at_the_token_inside_it():
         (b"9223372036854775808", ["f.nix:1:1: syntax error: invalid integer '9223372036854775808' (above 2^63 - 1)"]),
         (b"1.8e308", ["f.nix:1:1: syntax error: invalid float '1.8e308' (out of range)"]),
         (b"x: x.rec", ["f.nix:1:6: syntax error: unexpected keyword 'rec' as an attribute name"]),
+        (b"a: b: [ a//b ]", ["f.nix:1:10: syntax error: 'a//b' is not a path for Nix but 'a // b', which does not parse here"]),
+        (b"a: b: [ a//b//a ]",
+         ["f.nix:1:10: syntax error: 'a//b//a' is not a path for Nix but 'a // b // a', which does not parse here"]),
+        # each fragment parses when read alone; Nix reads both at once: `a // b/ // b`
+        (b"a: b: { z = a//b/ //b; }",
+         ["f.nix:1:19: syntax error: '//b' is not a path for Nix but ' // b', which does not parse here"]),
     ],
 )
 def test_nix_parse_time_rules_are_problems_with_their_location(source, expected):
@@ -170,12 +176,27 @@ def test_nix_parse_time_rules_are_problems_with_their_location(source, expected)
         b"x: /foo//${x}",  # one piece between the first path token and `${` is allowed
         b"x: /foo/${x}//bar",  # after an interpolation anything goes
         b"a: b: a//b",  # not a path for Nix: `a // b`
+        b"a: b: c: a//b//c",  # `a // b // c`
+        b"a: b: c: a//b/c",  # `a // b/c`: the rest starts a path
+        b"a: b: { x = a//b; y = b//a; z = a//b; }",  # read together, as Nix reads them
         b"9223372036854775807",
         b"x: { or = 1; y = x.or; }",
     ],
 )
 def test_what_nix_accepts_stays_accepted(source):
     assert problems(source) == ()
+
+
+def test_a_file_of_update_operators_without_spaces_is_read_again_once(monkeypatch):
+    """`xN = a//b;` 2,000 times: the file was parsed again for each fragment (quadratic); now once for all."""
+    from pinshift.syntax.document import Document
+
+    parses = []
+    original = Document.parsed.__func__
+    monkeypatch.setattr(Document, "parsed", classmethod(lambda cls, data, path: parses.append(len(data)) or original(cls, data, path)))
+    source = b"{ a, b }: {\n" + b"".join(b"  x%d = a//b;\n" % i for i in range(2000)) + b"}\n"
+    assert problems(source) == ()
+    assert len(parses) == 1 and parses[0] == len(source) + 2 * 2000  # one space each side of each `//`
 
 
 def test_where_a_duplicate_was_first_defined_is_shown_but_not_compared():
