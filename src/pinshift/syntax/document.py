@@ -11,13 +11,16 @@ import bisect
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import NamedTuple
 
 import tree_sitter
 
+from pinshift.syntax.ancestry import Ancestry
 from pinshift.syntax.language import nix_language, parser  # noqa: F401  (nix_language: for older imports)
 from pinshift.syntax.problems import Problem, find_problems
 
 LINE_WIDTH = 100  # bytes of a long source line a message shows, around the place it points at
+EXACT_EDITS = 32  # up to this many edits are told to a tree one by one (see Document._moved_tree)
 _NEWLINE = re.compile(rb"\n")
 
 
@@ -39,6 +42,12 @@ class Document:
     @property
     def root(self) -> tree_sitter.Node:
         return self.tree.root_node
+
+    @cached_property
+    def ancestry(self) -> Ancestry:
+        """Parents of this tree's nodes and the node around a byte range, without tree-sitter's `.parent`
+        (a walk down from the root on every use): see syntax/ancestry.py."""
+        return Ancestry(self.tree.root_node)
 
     def text(self, node: tree_sitter.Node) -> bytes:
         """The exact bytes a node covers."""
@@ -88,7 +97,7 @@ class Document:
         Nix's rules only where something changed (`changed`; the result is the same).
         """
         edits = sorted(edits, key=lambda e: e.start)
-        tree = self._moved_tree(edits)
+        tree = self._moved_tree(edits, data)
         new_tree = parser().parse(data, tree)
         written, shift = [], 0
         for edit in edits:
@@ -116,18 +125,29 @@ class Document:
         defined: the proof re-parse and its checks can be skipped. Otherwise None (re-parse).
         tests/test_retokened.py checks the result against fresh parses.
         """
-        if "problems" not in self.__dict__ or self.problems or not edits:
-            return None
-        for edit in edits:
-            if not _keeps_tokens(self, edit):
+        if "problems" not in self.__dict__ or self.problems or not edits or len(edits) > EXACT_EDITS:
+            return None  # many edits: each told to the tree costs a walk to it; a re-parse is linear
+        tokens = self.ancestry.locate([(edit.start, edit.end) for edit in edits])
+        for edit, node in zip(edits, tokens):
+            if not _keeps_tokens(self, edit, node):
                 return None
         result = Document(path=self.path, data=data, tree=self._moved_tree(edits), clean_origin=True)
         result.__dict__["problems"] = ()
         return result
 
-    def _moved_tree(self, edits) -> tree_sitter.Tree:
-        """A copy of the tree told where `edits` (non-overlapping, applied to `self.data`) moved the bytes."""
+    def _moved_tree(self, edits, data: bytes | None = None) -> tree_sitter.Tree:
+        """A copy of the tree told where `edits` (non-overlapping, applied to `self.data`) moved the bytes.
+
+        tree-sitter walks to each edited node (O(depth) per edit). Given the new bytes (`data`: the tree
+        is about to be parsed again), more than EXACT_EDITS edits are told as one edit spanning them
+        all, and the parse reads that span afresh (linear); a tree used without a parse needs each.
+        """
         tree = self.tree.copy()
+        if data is not None and len(edits) > EXACT_EDITS:
+            start = min(edit.start for edit in edits)
+            end = max(edit.end for edit in edits)
+            grown = sum(len(edit.replacement) - (edit.end - edit.start) for edit in edits)
+            edits = [_Told(start, end, data[start : end + grown])]
         for edit in sorted(edits, key=lambda e: e.start, reverse=True):
             start = self._point(edit.start)
             tree.edit(
@@ -158,6 +178,14 @@ def line_starts(doc) -> list[int]:
     return starts
 
 
+class _Told(NamedTuple):
+    """Several edits told to a tree as one: bytes [start, end) of the old bytes became `replacement`."""
+
+    start: int
+    end: int
+    replacement: bytes
+
+
 def _advance(start: tuple[int, int], inserted: bytes) -> tuple[int, int]:
     """The point reached after writing `inserted` at `start`."""
     newlines = inserted.count(b"\n")
@@ -176,16 +204,15 @@ _IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_'-]*\Z")
 _NOT_NAMES = frozenset({b"if", b"then", b"else", b"assert", b"with", b"let", b"in", b"rec", b"inherit", b"or"})
 
 
-def _keeps_tokens(doc: Document, edit) -> bool:
-    """Whether `edit` changes only the text of one token and leaves its kind (see Document.retokened)."""
-    node = doc.root.descendant_for_byte_range(edit.start, edit.end)
-    if node is None or node.child_count or not (node.start_byte <= edit.start and edit.end <= node.end_byte):
+def _keeps_tokens(doc: Document, edit, node: tree_sitter.Node) -> bool:
+    """Whether `edit` changes only the text of `node`, the token around it, and leaves its kind (see Document.retokened)."""
+    if node.child_count or not (node.start_byte <= edit.start and edit.end <= node.end_byte):
         return False
     if edit.start == edit.end and edit.start in (node.start_byte, node.end_byte):
         return False  # an insertion on a token's edge: tree-sitter could move it to the neighbour
-    parent = node.parent
+    parent = doc.ancestry.parent(node)
     if node.type == "string_fragment":
-        owner = parent.parent if parent is not None else None
+        owner = doc.ancestry.parent(parent) if parent is not None else None
         if parent is None or parent.type not in ("string_expression", "indented_string_expression"):
             return False
         if owner is not None and owner.type in ("attrpath", "inherited_attrs"):
@@ -198,7 +225,7 @@ def _keeps_tokens(doc: Document, edit) -> bool:
             return False
         if not _IDENTIFIER.match(edit.replacement) or edit.replacement in _NOT_NAMES:
             return False
-        select = parent.parent if parent is not None and parent.type == "attrpath" else None
+        select = doc.ancestry.parent(parent) if parent is not None and parent.type == "attrpath" else None
         return select is not None and select.type in ("select_expression", "has_attr_expression") \
             and select.child_by_field_name("attrpath") == parent
     return False
