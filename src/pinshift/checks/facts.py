@@ -198,6 +198,9 @@ def _read_package(doc: Document, facts: RecipeFacts) -> None:
 
 def _read_overrides(doc: Document, facts: RecipeFacts, found: list) -> None:
     """Argument names of `x.override { ... }` (not overrideAttrs); `gpuTargets` there is a GPU target too."""
+    held: dict[int, list] = {}  # container id -> its bindings (each override's argument looked up, not searched)
+    for binding in found:
+        held.setdefault(binding.container.id, []).append(binding)
     for node in walk(doc.root, "apply_expression"):
         function = unwrap(node.child_by_field_name("function"))
         if function is None or function.type != "select_expression":
@@ -208,8 +211,8 @@ def _read_overrides(doc: Document, facts: RecipeFacts, found: list) -> None:
         argument = unwrap(node.child_by_field_name("argument"))
         if argument is None or argument.type != "attrset_expression":
             continue
-        for binding in found:
-            if binding.container == argument and binding.path and binding.path[0]:
+        for binding in held.get(argument.id, ()):
+            if binding.path and binding.path[0]:
                 facts.overrides.append(Fact(binding.path[0], binding.attrpath.start_byte))
                 if binding.path[0] == "gpuTargets":
                     facts.gpu["gpuTargets"] = Fact(_text(doc, binding.value), binding.value.start_byte)
@@ -217,7 +220,7 @@ def _read_overrides(doc: Document, facts: RecipeFacts, found: list) -> None:
 
 def _read_bindings(doc: Document, facts: RecipeFacts, found: list) -> None:
     for binding in found:
-        name = binding.dotted
+        name = binding.dotted if binding.depth <= 2 else ""  # the facts below are one or two names deep
         if name in ("gpuArchNum", "gpuArchSM") and (value := _string(doc, binding.value)) is not None:
             facts.gpu[name] = Fact(value, binding.value.start_byte)
         elif name == "cpuFlags":
