@@ -69,11 +69,15 @@ def _query() -> Query:
     return Query(nix_language(), patterns)
 
 
+_FEW_SPANS = 32  # a query limited to a span still starts at the root: more spans, one query of the file
+
+
 def _captures(doc: Document, regions: Sequence[tuple[int, int]] | None) -> dict[str, list[Node]]:
-    if regions is None:
+    spans = _merged(regions, len(doc.data)) if regions is not None else []
+    if regions is None or len(spans) > _FEW_SPANS:
         return QueryCursor(_query()).captures(doc.root)
     found: dict[str, dict[int, Node]] = {}
-    for start, end in _merged(regions, len(doc.data)):
+    for start, end in spans:
         cursor = QueryCursor(_query())
         cursor.set_byte_range(start, end)
         for name, nodes in cursor.captures(doc.root).items():
@@ -86,20 +90,23 @@ def _captures(doc: Document, regions: Sequence[tuple[int, int]] | None) -> dict[
 _NAME_PLACES = ("attrpath", "inherited_attrs")
 
 
-def inside_literal_text(doc: Document, start: int, end: int) -> bool:
-    """Whether bytes [start, end) lie inside one literal fragment of a string that names no attribute.
+def inside_literal_text(doc: Document, ranges: Sequence[tuple[int, int]]) -> bool:
+    """Whether each byte range [start, end) lies inside one literal fragment of a string that names no attribute.
 
     Such bytes hold no path, number, name or binder: an edit that only rewrites them (a pin's
     revision in a URL, a marker in a build script) cannot break any rule or unbind any reference.
     """
-    node = doc.root.descendant_for_byte_range(start, end)
-    if node is None or node.type != "string_fragment" or not (node.start_byte <= start and end <= node.end_byte):
-        return False
-    string = node.parent
-    holder = string.parent if string is not None else None
-    if holder is not None and holder.type == "interpolation":
-        holder = holder.parent
-    return holder is None or holder.type not in _NAME_PLACES
+    ancestry = doc.ancestry
+    for (start, end), node in zip(ranges, ancestry.locate(ranges)):
+        if node.type != "string_fragment" or not (node.start_byte <= start and end <= node.end_byte):
+            return False
+        string = ancestry.parent(node)
+        holder = ancestry.parent(string) if string is not None else None
+        if holder is not None and holder.type == "interpolation":
+            holder = ancestry.parent(holder)
+        if holder is not None and holder.type in _NAME_PLACES:
+            return False
+    return True
 
 
 def _merged(regions: Sequence[tuple[int, int]], size: int, gap: int = 256) -> list[tuple[int, int]]:
@@ -167,7 +174,7 @@ def rule_problems(doc: Document, regions: Sequence[tuple[int, int]] | None,
     """Nix's parse-time rules broken in `doc` (only around `regions`, when given), unsorted."""
     if _is_empty(doc):
         yield len(doc.data), "syntax error: unexpected end of file (the file holds no expression)", ""
-    if regions is not None and all(inside_literal_text(doc, start, end) for start, end in regions):
+    if regions is not None and inside_literal_text(doc, regions):
         return
     captures = _captures(doc, regions)
     data = doc.data
