@@ -6,12 +6,15 @@ deep file (`a + a + … + a`, `with a; with a; …`, 1,000 levels deep: seconds;
 keeps its path, so one cursor walk learns every parent it passes. An `Ancestry` (one per tree, built
 when first asked: `Document.ancestry`) answers from what its walks recorded:
 
-- `parent(node)`: a node not seen yet is reached by one cursor descent from the root, which records
-  every node on the way. The descents share a budget of one step per node of the tree; once it is
-  spent, one walk of the whole tree records every parent. In all, at most twice that walk.
-- `locate(ranges)`: the smallest node around each byte range (what `descendant_for_byte_range` gives),
-  all in one sweep of the cursor in source order: it climbs only as far as the next range needs and
-  never re-enters what it left, so every node is passed at most twice, whatever the number of ranges.
+- the first ASKED lookups of a tree are asked of tree-sitter itself (`.parent`,
+  `descendant_for_byte_range`): on a recipe-sized tree they are the cheapest, and so few walks
+  from the root cost at most ASKED times the tree's size;
+- then `parent(node)`: a node not seen yet is reached by one cursor descent from the root, which
+  records every node on the way. The descents share a budget of one step per node of the tree; once
+  it is spent, one walk of the whole tree records every parent. In all, at most twice that walk.
+- and `locate(ranges)`: the smallest node around each byte range (what `descendant_for_byte_range`
+  gives), all in one sweep of the cursor in source order: it climbs only as far as the next range
+  needs and never re-enters what it left, so every node is passed at most twice.
 
 Nothing here reads `.parent` or a sibling; tests/test_growth.py holds the rest of the syntax layer to
 the same (only this module may).
@@ -24,12 +27,16 @@ from collections.abc import Iterator, Sequence
 from tree_sitter import Node
 
 
+ASKED = 64  # lookups per tree asked of tree-sitter itself, each a walk from the root (see above)
+
+
 class Ancestry:
     """The parents of one tree's nodes, learnt from cursor walks."""
 
     def __init__(self, root: Node):
         self.root = root
         self._parent: dict[int, Node | None] = {root.id: None}
+        self._asked = 0  # lookups asked of tree-sitter so far
         self._budget = root.descendant_count  # descent steps left before one walk records everything
         self._complete = False
         self.steps = 0  # cursor moves made, for tests and benchmarks
@@ -39,6 +46,10 @@ class Ancestry:
         key = node.id
         if key in self._parent:
             return self._parent[key]
+        if self._asked < ASKED:
+            self._asked += 1
+            found = self._parent[key] = node.parent
+            return found
         if not self._complete and (self._budget <= 0 or not self._descend(node)):
             self._walk_all()
         return self._parent.get(key)
@@ -57,6 +68,9 @@ class Ancestry:
         point) is asked of tree-sitter itself: which node touching it holds it follows tree-sitter's
         own rules for empty (MISSING) nodes, which a cursor cannot see.
         """
+        if self._asked + len(ranges) <= ASKED:
+            self._asked += len(ranges)
+            return [self.root.descendant_for_byte_range(start, end) or self.root for start, end in ranges]
         found: list[Node | None] = [None] * len(ranges)
         for index, (start, end) in enumerate(ranges):
             if start >= end:

@@ -20,6 +20,7 @@ from pinshift.syntax.language import nix_language, parser  # noqa: F401  (nix_la
 from pinshift.syntax.problems import Problem, find_problems
 
 LINE_WIDTH = 100  # bytes of a long source line a message shows, around the place it points at
+COUNTED = 8  # positions per document counted in the bytes before a line index is built
 EXACT_EDITS = 32  # up to this many edits are told to a tree one by one (see Document._moved_tree)
 _NEWLINE = re.compile(rb"\n")
 
@@ -54,8 +55,15 @@ class Document:
         return self.data[node.start_byte : node.end_byte]
 
     def position(self, offset: int) -> tuple[int, int]:
-        """1-based (line, column) of a byte offset; the column counts bytes (from a line index built once)."""
+        """1-based (line, column) of a byte offset; the column counts bytes.
+
+        The first few are counted in the bytes; then from a line index built once (a count from the
+        start for each of 8,000 problems was quadratic).
+        """
         starts = line_starts(self)
+        if starts is None:
+            line_start = self.data.rfind(b"\n", 0, offset) + 1
+            return self.data.count(b"\n", 0, line_start) + 1, offset - line_start + 1
         index = bisect.bisect_right(starts, offset) - 1
         return index + 1, offset - starts[index] + 1
 
@@ -65,22 +73,27 @@ class Document:
         A line longer than `width` bytes is cut to `width` bytes around `offset`, each cut
         marked `…`: a message shows where the problem is, not a 56 KB line (one per problem).
         """
+        data = self.data
         starts = line_starts(self)
-        index = bisect.bisect_right(starts, offset) - 1
-        start = starts[index]
-        end = starts[index + 1] - 1 if index + 1 < len(starts) else len(self.data)
-        line = self.data[start:end].rstrip(b"\r")
-        if len(line) <= width:
-            return line.decode("utf-8", "replace")
-        at = min(max(offset - start, 0), len(line))
-        first = max(0, min(at - width // 3, len(line) - width))
+        if starts is None:
+            start, end = data.rfind(b"\n", 0, offset) + 1, data.find(b"\n", offset)
+            end = end if end >= 0 else len(data)
+        else:
+            index = bisect.bisect_right(starts, offset) - 1
+            start, end = starts[index], starts[index + 1] - 1 if index + 1 < len(starts) else len(data)
+        if end - start <= 2 * width:
+            line = data[start:end].rstrip(b"\r")
+            if len(line) <= width:
+                return line.decode("utf-8", "replace")
+            end = start + len(line)
+        first = max(start, min(offset - width // 3, end - width))
         last = first + width
-        while 0 < first < len(line) and line[first] & 0xC0 == 0x80:  # never cut a UTF-8 sequence in two
+        while start < first < end and data[first] & 0xC0 == 0x80:  # never cut a UTF-8 sequence in two
             first += 1
-        while last < len(line) and line[last] & 0xC0 == 0x80:
+        while last < end and data[last] & 0xC0 == 0x80:
             last -= 1
-        text = line[first:last].decode("utf-8", "replace")
-        return ("…" if first > 0 else "") + text + ("…" if last < len(line) else "")
+        text = data[first:last].rstrip(b"\r") if last >= end else data[first:last]
+        return ("…" if first > start else "") + text.decode("utf-8", "replace") + ("…" if last < end else "")
 
     def location(self, offset: int) -> str:
         """`path:line:col` for a byte offset, as every message prints it."""
@@ -170,11 +183,15 @@ class Document:
         return line - 1, column - 1
 
 
-def line_starts(doc) -> list[int]:
-    """The offset each line of `doc.data` starts at, found once per document (`position` bisects it)."""
-    starts = doc.__dict__.get("_line_starts")
+def line_starts(doc) -> list[int] | None:
+    """The offset each line of `doc.data` starts at, once `position` has been asked COUNTED times (None before)."""
+    state = doc.__dict__
+    starts = state.get("_line_starts")
     if starts is None:
-        starts = doc.__dict__["_line_starts"] = [0] + [m.end() for m in _NEWLINE.finditer(doc.data)]
+        asked = state["_positions_asked"] = state.get("_positions_asked", 0) + 1
+        if asked <= COUNTED:
+            return None
+        starts = state["_line_starts"] = [0] + [m.end() for m in _NEWLINE.finditer(doc.data)]
     return starts
 
 
