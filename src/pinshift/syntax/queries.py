@@ -181,6 +181,8 @@ class Binding:
 
     @property
     def path(self) -> tuple[str | None, ...]:
+        if self.outer is None:
+            return self.names
         parts = []
         binding: Binding | None = self
         while binding is not None:
@@ -255,10 +257,15 @@ def bindings(doc: Document) -> list[Binding]:
                 continue
             names = tuple(s.name for s in attrpath_segments(doc, attrpath))
             binding = Binding(entry, attrpath, names, value, container, root, outer, above + len(names))
-            found.append(binding)
-            for attrset in _attrsets_of_value(value):
-                owners[attrset.id] = (binding, root)
-    return sorted(found, key=lambda b: _preorder(b.node))
+            found.append((entry.start_byte, len(found), binding))
+            kind = value.type
+            if kind in ATTRSET_TYPES:
+                owners[value.id] = (binding, root)
+            elif kind == "parenthesized_expression" or kind == "binary_expression":
+                for attrset in _attrsets_of_value(value):
+                    owners[attrset.id] = (binding, root)
+    found.sort()  # source order (an inner container's bindings were found after all of the outer one's)
+    return [binding for _, _, binding in found]
 
 
 def find_bindings(doc: Document, dotted: str, within: Node | None = None) -> list[Binding]:

@@ -69,25 +69,47 @@ def _names_of_function(doc: Document, function: Node) -> dict[bytes, Binder]:
     return names
 
 
+def _bindings_of(container: Node) -> list[Node]:
+    binding_set = next((c for c in container.named_children if c.type == "binding_set"), None)
+    return binding_set.named_children if binding_set is not None else []
+
+
+def _bound_names(data: bytes, binding: Node) -> list[tuple[bytes, Node]]:
+    """The names a binding (its first attrpath segment) or an inherit binds in a let / rec, with their nodes."""
+    if binding.type == "binding":
+        attrpath = binding.child(0)
+        first = attrpath.child(0) if attrpath is not None and attrpath.type == "attrpath" else None
+        if first is None:
+            return []
+        if first.type == "identifier" and not first.is_missing:  # the common case, without static_name
+            return [(data[first.start_byte : first.end_byte], first)]
+        name = static_name(data, first)
+        return [(name, first)] if name is not None else []
+    if binding.type in ("inherit", "inherit_from"):
+        attrs = binding.child_by_field_name("attrs")
+        found = ((static_name(data, attr), attr) for attr in (attrs.children_by_field_name("attr") if attrs else ()))
+        return [(name, attr) for name, attr in found if name is not None]
+    return []
+
+
 def _names_of_bindings(doc: Document, container: Node) -> dict[bytes, Binder]:
     """What a let / rec binds: each binding's first attrpath segment and each inherited name (`${"a"}` too)."""
     names: dict[bytes, Binder] = {}
     kind = _KINDS[container.type]
-    binding_set = next((c for c in container.named_children if c.type == "binding_set"), None)
-    for binding in binding_set.named_children if binding_set is not None else ():
-        if binding.type == "binding":
-            attrpath = binding.child_by_field_name("attrpath")
-            first = attrpath.child_by_field_name("attr") if attrpath is not None else None
-            name = static_name(doc.data, first) if first is not None else None
-            if name is not None:
-                names.setdefault(name, Binder(kind, container, first))
-        elif binding.type in ("inherit", "inherit_from"):
-            attrs = binding.child_by_field_name("attrs")
-            for attr in attrs.children_by_field_name("attr") if attrs is not None else ():
-                name = static_name(doc.data, attr)
-                if name is not None:
-                    names.setdefault(name, Binder(kind, container, attr))
+    for binding in _bindings_of(container):
+        for name, node in _bound_names(doc.data, binding):
+            if name not in names:
+                names[name] = Binder(kind, container, node)
     return names
+
+
+def _binding_of(doc: Document, container: Node, name: bytes) -> Binder | None:
+    """The first binding of `name` in a let / rec, read up to it (what a lookup or two needs)."""
+    for binding in _bindings_of(container):
+        for bound, node in _bound_names(doc.data, binding):
+            if bound == name:
+                return Binder(_KINDS[container.type], container, node)
+    return None
 
 
 def _inside(node: Node, ancestor: Node | None) -> bool:
@@ -95,6 +117,7 @@ def _inside(node: Node, ancestor: Node | None) -> bool:
 
 
 _NO_BINDER = Binder("free", None, None)
+_READ_UP_TO = 4  # lookups of a let / rec read up to the name before its names are put in a table
 
 
 class Scopes:
@@ -111,6 +134,7 @@ class Scopes:
         self.doc = doc
         self._around: dict[int, Node | None] = {}  # node id -> the nearest scope around it
         self._names: dict[int, dict[bytes, Binder]] = {}  # scope id -> what it binds
+        self._asked: dict[int, int] = {}  # let / rec id -> lookups read up to the name
         self._lexical: dict[tuple[int, bytes], Binder | None] = {}  # (scope id, name) -> its lexical binder
         self._with: dict[int, Node | None] = {}  # scope id -> the nearest `with` at or around it
 
@@ -137,12 +161,17 @@ class Scopes:
         return found
 
     def _binds(self, scope: Node, name: bytes) -> Binder | None:
+        """What `scope` binds `name` to. A let / rec is read up to the name for its first few lookups
+        (a recipe asks one or two), then once whole into a table (a file may ask for each of its names)."""
         names = self._names.get(scope.id)
         if names is None:
-            if scope.type == "function_expression":
-                names = _names_of_function(self.doc, scope)
-            elif scope.type in _KINDS:
+            if scope.type in _KINDS:
+                asked = self._asked[scope.id] = self._asked.get(scope.id, 0) + 1
+                if asked <= _READ_UP_TO:
+                    return _binding_of(self.doc, scope, name)
                 names = _names_of_bindings(self.doc, scope)
+            elif scope.type == "function_expression":
+                names = _names_of_function(self.doc, scope)
             else:
                 names = {}  # a `with` binds nothing lexically
             self._names[scope.id] = names
