@@ -7,9 +7,10 @@ COUNTS the work, never times it: every Python function call and every call into 
 work grows about 8x (less, with the command's fixed cost); quadratic work grows 64x, cubic 512x.
 
 tree-sitter's `.parent` and sibling properties are no calls the profiler sees, yet each walks down from the
-root (O(depth) per use); the syntax layer reaches parents and siblings only through
-`pinshift.syntax.ancestry` (one cursor walk, counted), which `test_syntax_layer_reads_no_parent_directly`
-holds it to. The growth figures before and after the fix are in docs/performance.md.
+root (O(depth) per use): every executed read of one counts the tree's depth. The syntax layer reaches
+parents only through `pinshift.syntax.ancestry` (cursor walks, and at most 64 reads of `.parent` per
+tree), which `test_syntax_layer_reads_no_parent_directly` holds it to. The growth figures before and
+after the fix are in docs/performance.md.
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ when first asked: `Document.ancestry`) answers from what its walks recorded:
   gives), all in one sweep of the cursor in source order: it climbs only as far as the next range
   needs and never re-enters what it left, so every node is passed at most twice.
 
-Nothing here reads `.parent` or a sibling; tests/test_growth.py holds the rest of the syntax layer to
-the same (only this module may).
+Only this module reads `.parent` (at most ASKED times per tree); tests/test_growth.py holds the rest
+of the syntax layer to reading parents and siblings through it.
 """
 
 from __future__ import annotations
