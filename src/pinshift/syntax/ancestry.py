@@ -22,7 +22,7 @@ of the syntax layer to reading parents and siblings through it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 from tree_sitter import Node
 
@@ -39,7 +39,6 @@ class Ancestry:
         self._asked = 0  # lookups asked of tree-sitter so far
         self._budget = root.descendant_count  # descent steps left before one walk records everything
         self._complete = False
-        self.steps = 0  # cursor moves made, for tests and benchmarks
 
     def parent(self, node: Node) -> Node | None:
         """The parent of `node` (None for the root)."""
@@ -53,13 +52,6 @@ class Ancestry:
         if not self._complete and (self._budget <= 0 or not self._descend(node)):
             self._walk_all()
         return self._parent.get(key)
-
-    def ancestors(self, node: Node) -> Iterator[Node]:
-        """The parent of `node`, its parent, ... up to the root."""
-        parent = self.parent(node)
-        while parent is not None:
-            yield parent
-            parent = self.parent(parent)
 
     def locate(self, ranges: Sequence[tuple[int, int]]) -> list[Node]:
         """The smallest node holding each byte range [start, end), in the order the ranges are given.
@@ -84,9 +76,7 @@ class Ancestry:
             while len(path) > 1 and not _holds(path[-1], start, end):
                 cursor.goto_parent()
                 path.pop()
-                self.steps += 1
             while cursor.goto_first_child_for_byte(start) is not None:
-                self.steps += 1
                 child = cursor.node
                 if not _holds(child, start, end):
                     cursor.goto_parent()
@@ -107,7 +97,6 @@ class Ancestry:
         above = self.root
         while cursor.goto_first_child_for_byte(start) is not None:
             self._budget -= 1
-            self.steps += 1
             child = cursor.node
             if not (child.start_byte <= start and end <= child.end_byte):
                 return False
@@ -123,7 +112,6 @@ class Ancestry:
         path = [self.root]
         record = self._parent
         while True:
-            self.steps += 1
             if cursor.goto_first_child():
                 child = cursor.node
                 record[child.id] = path[-1]
