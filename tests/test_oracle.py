@@ -129,3 +129,25 @@ def test_update_operators_without_spaces_agree_with_nix(source, nix_oracle, run_
     target.write_bytes(source)
     result = run_cli("parse", "--quiet", str(target))
     assert result.exit_code == (0 if accepted else 1), (message, result)
+
+
+# nixfmt's test/diff/pattern/out-pure.nix nests `{ a ? { a ? 1, }: 1, }:` 25 deep (issue 29: minutes to check)
+NESTED_DEFAULTS = {
+    "plain": lambda n: "{ a ? " * n + "1" + ", }: 1" * n,
+    "a later formal": lambda n: "{ a ? " * n + "1" + ", b, }: 1" * n,
+    "a comment": lambda n: "{ a ? " * n + "1" + " , # c\n }: 1" * n,
+    "broken at the bottom": lambda n: "{ a ? " * n + "1 +" + ", }: 1" * n,
+    "after an ellipsis": lambda n: "{ a ? " * n + "1" + ", ..., }: 1" * n,
+    "an empty inherit": lambda n: "{ a ? " * n + "{ inherit; }" + ", }: 1" * n,
+}
+
+
+@pytest.mark.nix
+@pytest.mark.parametrize("depth", [2, 25])
+@pytest.mark.parametrize("shape", NESTED_DEFAULTS)
+def test_nested_trailing_commas_agree_with_nix(shape, depth, nix_oracle, run_cli, tmp_path):
+    source = NESTED_DEFAULTS[shape](depth).encode()
+    accepted = nix_oracle(source)[0]
+    target = tmp_path / "f.nix"
+    target.write_bytes(source)
+    assert run_cli("parse", "--quiet", str(target)).exit_code == (0 if accepted else 1)
