@@ -6,9 +6,10 @@ deep file (`a + a + … + a`, `with a; with a; …`, 1,000 levels deep: seconds;
 keeps its path, so one cursor walk learns every parent it passes. An `Ancestry` (one per tree, built
 when first asked: `Document.ancestry`) answers from what its walks recorded:
 
-- the first ASKED lookups of a tree are asked of tree-sitter itself (`.parent`,
-  `descendant_for_byte_range`): on a recipe-sized tree they are the cheapest, and so few walks
-  from the root cost at most ASKED times the tree's size;
+- the first few lookups of a tree are asked of tree-sitter itself (`.parent`,
+  `descendant_for_byte_range`): on a recipe-sized tree they are the cheapest. At most ASKED of them,
+  fewer in a large tree (about ASKED_NODES / its size, at least 8): their walks from the root cost
+  a bounded multiple of the tree's size;
 - then `parent(node)`: a node not seen yet is reached by one cursor descent from the root, which
   records every node on the way. The descents share a budget of one step per node of the tree; once
   it is spent, one walk of the whole tree records every parent. In all, at most twice that walk.
@@ -28,6 +29,7 @@ from tree_sitter import Node
 
 
 ASKED = 64  # lookups per tree asked of tree-sitter itself, each a walk from the root (see above)
+ASKED_NODES = 32_768  # ... and in a larger tree, as many as keep their walks within about this many nodes
 
 
 class Ancestry:
@@ -36,8 +38,9 @@ class Ancestry:
     def __init__(self, root: Node):
         self.root = root
         self._parent: dict[int, Node | None] = {root.id: None}
-        self._asked = 0  # lookups asked of tree-sitter so far
-        self._budget = root.descendant_count  # descent steps left before one walk records everything
+        size = root.descendant_count
+        self._asked = ASKED - max(8, min(ASKED, ASKED_NODES // max(size, 1)))  # as if that many were asked
+        self._budget = size  # descent steps left before one walk records everything
         self._complete = False
 
     def parent(self, node: Node) -> Node | None:

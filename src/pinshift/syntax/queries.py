@@ -233,7 +233,8 @@ def bindings(doc: Document) -> list[Binding]:
     found = []
     owners: dict[int, tuple[Binding, Node]] = {}  # attrset id -> the binding (and its root) its value continues
     held: set[int] = set()  # binding sets whose container was seen
-    for node in walk(doc.root, *BINDING_CONTAINERS, "binding_set"):
+    types = BINDING_CONTAINERS + (("binding_set",) if doc.root.has_error else ())  # ERROR nodes hold sets too
+    for node in walk(doc.root, *types):
         if node.type == "binding_set":
             if node.id in held:
                 continue
