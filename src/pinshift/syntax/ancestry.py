@@ -76,17 +76,20 @@ class Ancestry:
         record = self._parent
         for index in order:
             start, end = ranges[index]
-            while len(path) > 1 and not _holds(path[-1], start, end):
+            top = path[-1]
+            while len(path) > 1 and not (top.start_byte <= start and end <= top.end_byte):
                 cursor.goto_parent()
                 path.pop()
+                top = path[-1]
             while cursor.goto_first_child_for_byte(start) is not None:
                 child = cursor.node
-                if not _holds(child, start, end):
+                if not (child.start_byte <= start and end <= child.end_byte):
                     cursor.goto_parent()
                     break
-                record[child.id] = path[-1]
+                record[child.id] = top
                 path.append(child)
-            found[index] = path[-1]
+                top = child
+            found[index] = top
         return found  # type: ignore[return-value]
 
     # --- walks ---------------------------------------------------------------------------
@@ -128,8 +131,3 @@ class Ancestry:
             sibling = cursor.node
             path[-1] = sibling
             record[sibling.id] = path[-2]
-
-
-def _holds(node: Node, start: int, end: int) -> bool:
-    """Whether the non-empty range [start, end) lies inside `node`."""
-    return node.start_byte <= start and end <= node.end_byte
