@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -92,6 +93,13 @@ def main() -> None:
     args = parser.parse_args()
     names = [n for n in SHAPES if not args.only or n in args.only.split(",")]
     scratch = Path(tempfile.mkdtemp(prefix="pinshift-shapes-"))
+    try:
+        run_shapes(names, scratch, args)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def run_shapes(names: list[str], scratch: Path, args: argparse.Namespace) -> None:
     (scratch / "start").mkdir()
     (scratch / "start" / "x.nix").write_text("{ a }: a\n")
     fixed = {command: timed([*PINSHIFT, *command], scratch / "start", args.repeat, args.timeout) or 0.0
