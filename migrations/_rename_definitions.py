@@ -29,20 +29,25 @@ class Reader:
     text: str
 
 
-def first_segment(segment: Node) -> bool:
+def first_segment(doc, segment: Node) -> bool:
     """Whether an attrpath segment is the first of its path (`x.from.y`, not `x.y.from`)."""
-    return segment.parent.child_by_field_name("attr") == segment
+    return doc.ancestry.parent(segment).child_by_field_name("attr") == segment
 
 
-def selected_from(segment: Node) -> Node:
+def _select(doc, segment: Node) -> Node:
+    """The select (or `?` test) an attrpath segment is part of (parents from doc.ancestry: no walk from the root)."""
+    return doc.ancestry.parent(doc.ancestry.parent(segment))
+
+
+def selected_from(doc, segment: Node) -> Node:
     """The expression a (first) segment selects from, or `?` tests: `nixpkgs_pinned` of `nixpkgs_pinned.a.b`."""
-    return segment.parent.parent.child_by_field_name("expression")
+    return _select(doc, segment).child_by_field_name("expression")
 
 
 def _use_text(doc, segment: Node, name: str) -> str:
-    base = selected_from(segment)
+    base = selected_from(doc, segment)
     shown = doc.text(base).decode("utf-8", "replace") if base.type == "variable_expression" else "(…)"
-    operator = " ? " if segment.parent.parent.type == "has_attr_expression" else "."
+    operator = " ? " if _select(doc, segment).type == "has_attr_expression" else "."
     return f"{shown}{operator}{name}"
 
 
@@ -57,16 +62,16 @@ def _more(count: int, word: str) -> str:
 def check_definitions(doc, params, renamed: list[Node], segments: list[Node], readers: list[Reader],
                       out: StepOutput) -> list[Node]:
     """Refuse the file, or return the extra segments to rename (definitions, `prev.from` uses)."""
-    candidates = [s for s in renamed if first_segment(s)]
+    candidates = [s for s in renamed if first_segment(doc, s)]
     if not candidates:
         return []
     sets = PackageSets(doc)
-    hits = [(s, d) for s in candidates if (d := sets.definitions(selected_from(s), params.from_))]
+    hits = [(s, d) for s in candidates if (d := sets.definitions(selected_from(doc, s), params.from_))]
     _warn_unseen(doc, params, sets, candidates, out)
     if not hits:
         return []
     # name a use outside the overlays first: it is the one the reader asked to rename
-    hits.sort(key=lambda hit: _is_set_argument(sets, selected_from(hit[0])))
+    hits.sort(key=lambda hit: _is_set_argument(sets, selected_from(doc, hit[0])))
     if params.definitions == "rename":
         return _rename(doc, params, sets, hits, renamed, segments, readers, out)
     definitions = {d.node.id: d for _, found in hits for d in found}
@@ -89,7 +94,7 @@ def _shown(doc, node: Node) -> str:
 
 def _warn_unseen(doc, params, sets: PackageSets, candidates: list[Node], out: StepOutput) -> None:
     """One warning when renamed uses read a set built with overlays this file does not show."""
-    unseen = [(s, found) for s in candidates if (found := sets.opaque(selected_from(s)))]
+    unseen = [(s, found) for s in candidates if (found := sets.opaque(selected_from(doc, s)))]
     if not unseen:
         return
     segment, found = unseen[0]
@@ -120,7 +125,7 @@ def _rename(doc, params, sets: PackageSets, hits, renamed: list[Node], segments:
                 if binder.name_node == definition.name_node:
                     problems.append((variable.start_byte, f"{name} here refers to the rec binding at "
                                      f"{doc.location(definition.name_node.start_byte)}; rename it by hand"))
-    layers = {layer.node.id: layer for segment, _ in hits for layer in sets.layers(selected_from(segment))}
+    layers = {layer.node.id: layer for segment, _ in hits for layer in sets.layers(selected_from(doc, segment))}
     for layer in layers.values():
         for clash in layer_definitions(doc, layer, to):
             problems.append((clash.name_node.start_byte, f"{to} is already defined here ({clash.described}); "
@@ -128,9 +133,9 @@ def _rename(doc, params, sets: PackageSets, hits, renamed: list[Node], segments:
     already = {s.id for s in renamed}
     extra = []
     for segment in segments:
-        if segment.id in already or not first_segment(segment) or not reaches(selected_from(segment)):
+        if segment.id in already or not first_segment(doc, segment) or not reaches(selected_from(doc, segment)):
             continue
-        if _is_set_argument(sets, selected_from(segment)):
+        if _is_set_argument(sets, selected_from(doc, segment)):
             extra.append(segment)
         else:
             problems.append((segment.start_byte, f"{_use_text(doc, segment, name)} also reads the definition at "

@@ -121,24 +121,34 @@ def _occurrences(doc, name: str) -> list:
             continue
         if node.type == "identifier":
             found.append(node)
-        elif node.type == "string_fragment" and node.parent is not None and node.parent.named_child_count == 1:
-            found.append(node.parent)
+        elif node.type == "string_fragment":
+            string = doc.ancestry.parent(node)
+            if string is not None and string.named_child_count == 1:
+                found.append(string)
     return found
 
 
-def _role(node) -> str | None:
+def _above(doc, node, levels: int = 1):
+    """The node `levels` parents up (parents from doc.ancestry: no walk from the root for each)."""
+    for _ in range(levels):
+        node = doc.ancestry.parent(node) if node is not None else None
+    return node
+
+
+def _role(doc, node) -> str | None:
     """What an occurrence is: an attrpath segment, a variable, an inherited name, or something else."""
-    parent = node.parent
+    parent = _above(doc, node)
     if parent is None:
         return None
-    if parent.type == "attrpath" and parent.parent is not None and parent.parent.type in (
+    holder = _above(doc, parent)
+    if parent.type == "attrpath" and holder is not None and holder.type in (
         "select_expression", "has_attr_expression"
-    ) and parent.parent.child_by_field_name("attrpath") == parent:
+    ) and holder.child_by_field_name("attrpath") == parent:
         return "segment"
     if parent.type == "variable_expression":
         return "variable"
-    if parent.type == "inherited_attrs" and parent.parent is not None:
-        return parent.parent.type  # "inherit" or "inherit_from"
+    if parent.type == "inherited_attrs" and holder is not None:
+        return holder.type  # "inherit" or "inherit_from"
     return None
 
 
@@ -156,9 +166,9 @@ def _renamed_segments(doc, occurrences: list, params: Params) -> list:
     """The attrpath segments spelling `from` that the step renames (with `base`, only on that variable)."""
     found = []
     for segment in occurrences:
-        if _role(segment) != "segment" or name_of(doc, segment) != params.from_:
+        if _role(doc, segment) != "segment" or name_of(doc, segment) != params.from_:
             continue
-        base = segment.parent.parent.child_by_field_name("expression")
+        base = _above(doc, segment, 2).child_by_field_name("expression")
         if params.base is not None and not (base.type == "variable_expression" and doc.text(base) == params.base.encode()):
             continue
         found.append(segment)
@@ -169,12 +179,12 @@ def _readers(doc, occurrences: list, params: Params) -> list[Reader]:
     """What reads `from` without being renamed: `inherit (x) from;` and names a `with x;` supplies."""
     found = []
     for occurrence in occurrences:
-        role = _role(occurrence)
+        role = _role(doc, occurrence)
         if role == "inherit_from":
-            source = occurrence.parent.parent.child_by_field_name("expression")
+            source = _above(doc, occurrence, 2).child_by_field_name("expression")
             text = doc.text(source).decode("utf-8", "replace")
             found.append(Reader(occurrence, source, f"inherit ({text}) {params.from_};"))
-        elif role == "variable" and (binder := binder_of(doc, occurrence.parent)).kind == "with":
+        elif role == "variable" and (binder := binder_of(doc, _above(doc, occurrence))).kind == "with":
             source = binder.scope.child_by_field_name("environment")
             text = doc.text(source).decode("utf-8", "replace")
             found.append(Reader(occurrence, source, f"{params.from_} (from `with {text};`)"))
@@ -183,9 +193,9 @@ def _readers(doc, occurrences: list, params: Params) -> list[Reader]:
 
 def _inherit_warnings(doc, occurrences: list, params: Params, out: StepOutput) -> None:
     for attr in occurrences:
-        if _role(attr) != "inherit_from":
+        if _role(doc, attr) != "inherit_from":
             continue
-        source = attr.parent.parent.child_by_field_name("expression")
+        source = _above(doc, attr, 2).child_by_field_name("expression")
         if params.base is not None and not (source is not None and doc.text(unwrap(source) or source) == params.base.encode()):
             continue
         source_text = doc.text(source).decode("utf-8", "replace") if source is not None else "x"
@@ -222,10 +232,10 @@ def _argument_edits(doc, occurrences: list, params: Params, out: StepOutput) -> 
     if _formal(doc, function, params.to) is not None:
         out.warn(formal.start_byte, f"the function already takes {params.to}: argument {params.from_} left alone")
         return
-    variables = [o.parent for o in occurrences if _role(o) == "variable"]
+    variables = [_above(doc, o) for o in occurrences if _role(doc, o) == "variable"]
     bound = [v for v in variables if binder_of(doc, v).scope == function]
     for attr in occurrences:
-        if _role(attr) == "inherit" and inherited_binder(doc, attr.parent.parent, attr).scope == function:
+        if _role(doc, attr) == "inherit" and inherited_binder(doc, _above(doc, attr, 2), attr).scope == function:
             out.warn(attr.start_byte, f"inherit {params.from_}: renaming argument {params.from_} would rename "
                                       "this attribute too: argument left alone")
             return
@@ -243,7 +253,7 @@ def _argument_edits(doc, occurrences: list, params: Params, out: StepOutput) -> 
 
 def _dynamic_warnings(doc, occurrences: list, params: Params, out: StepOutput) -> None:
     for occurrence in occurrences:
-        if _role(occurrence) == "variable" and binder_of(doc, occurrence.parent).kind == "with":
+        if _role(doc, occurrence) == "variable" and binder_of(doc, _above(doc, occurrence)).kind == "with":
             out.warn(occurrence.start_byte, f"{params.from_} here comes from a `with`: not renamed (check it by hand)")
 
 
@@ -251,7 +261,7 @@ def plan(doc, params: Params, context: StepContext) -> StepOutput:
     out = StepOutput()
     occurrences = _occurrences(doc, params.from_)
     renamed = _renamed_segments(doc, occurrences, params)
-    segments = [o for o in occurrences if _role(o) == "segment"]
+    segments = [o for o in occurrences if _role(doc, o) == "segment"]
     readers = _readers(doc, occurrences, params) if params.definitions == "rename" else []
     renamed += check_definitions(doc, params, renamed, segments, readers, out)
     why = f"{NAME}: {params.from_} -> {params.to}"

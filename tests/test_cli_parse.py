@@ -89,7 +89,8 @@ def test_fixture_directories(run_cli):
     [
         (("parse", "missing.nix"), "pinshift: error: missing.nix: no such file or directory\n"),
         (("parse",), "pinshift parse: error: Missing argument 'PATHS...'; see 'pinshift parse --help'\n"),
-        (("parse", "--bogus", "x.nix"), "pinshift parse: error: No such option '--bogus'; see 'pinshift parse --help'\n"),
+        (("parse", "--bogus", "x.nix"),
+         "pinshift parse: error: No such option '--bogus'. Did you mean '--verbose'?; see 'pinshift parse --help'\n"),
         (("no-such-command",), "pinshift: error: No such command 'no-such-command'; see 'pinshift --help'\n"),
     ],
 )
@@ -117,3 +118,39 @@ def test_installed_console_script_no_traceback(tmp_path):
     assert result.stdout.startswith("caf\xe9.nix:2:".encode())
     missing = subprocess.run([*script, "parse", "nope"], cwd=tmp_path, capture_output=True)
     assert (missing.returncode, missing.stderr) == (2, b"pinshift: error: nope: no such file or directory\n")
+
+
+def test_problems_that_repeat_one_another_are_counted_and_verbose_lists_them(run_cli, tmp_path):
+    (tmp_path / "x.nix").write_bytes(b"{ a = 1; a = 2; a = 3; b = 1; b = 2; }\n")
+    result = run_cli("parse", "x.nix", cwd=tmp_path)
+    assert result.exit_code == 1
+    line = "    { a = 1; a = 2; a = 3; b = 1; b = 2; }\n"
+    assert result.stdout == (
+        "x.nix:1:10: syntax error: attribute 'a' already defined (first defined at 1:3)\n" + line
+        + "    (and 1 more like this in x.nix; --verbose lists all)\n"
+        + "x.nix:1:31: syntax error: attribute 'b' already defined (first defined at 1:24)\n" + line
+    )
+    assert result.stderr == "1 files parsed, 3 problems, 0 skipped\n"
+    verbose = run_cli("parse", "--verbose", "x.nix", cwd=tmp_path)
+    assert verbose.exit_code == 1
+    assert [row for row in verbose.stdout.splitlines() if not row.startswith(" ")] == [
+        "x.nix:1:10: syntax error: attribute 'a' already defined (first defined at 1:3)",
+        "x.nix:1:17: syntax error: attribute 'a' already defined (first defined at 1:3)",
+        "x.nix:1:31: syntax error: attribute 'b' already defined (first defined at 1:24)",
+    ]
+
+
+def test_a_problem_on_a_long_line_shows_a_screen_width_around_it(run_cli, tmp_path):
+    """8,000 duplicates on one 56 KB line printed 449 MB (each problem printed the whole line)."""
+    (tmp_path / "x.nix").write_bytes(b"{ " + b"a = 1; " * 8000 + b"}\n")
+    result = run_cli("parse", "x.nix", cwd=tmp_path)
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == [
+        "x.nix:1:10: syntax error: attribute 'a' already defined (first defined at 1:3)",
+        "    { " + "a = 1; " * 14 + "…",
+        "    (and 7998 more like this in x.nix; --verbose lists all)",
+    ]
+    assert result.stderr == "1 files parsed, 7999 problems, 0 skipped\n"
+    verbose = run_cli("parse", "--verbose", "x.nix", cwd=tmp_path).stdout.splitlines()
+    assert len(verbose) == 2 * 7999 and max(len(row) for row in verbose) <= 4 + 102
+    assert verbose[-1].startswith("    …") and verbose[-1].endswith("a = 1; }")

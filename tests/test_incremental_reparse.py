@@ -59,3 +59,24 @@ def test_apply_to_document_reports_new_positions():
     b_node = result.root.children[0].named_children[0].named_children[1]
     assert result.text(b_node).startswith(b"b = 1")
     assert b_node.start_point == (2, 2)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_many_edits_told_as_one_still_give_the_fresh_tree(data):
+    """Beyond EXACT_EDITS edits the tree is told of one edit spanning them (each told alone costs a walk to it)."""
+    from pinshift.syntax.document import EXACT_EDITS
+
+    source = data.draw(st.sampled_from([SOURCE, CRLF]))
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(source)), min_size=2 * EXACT_EDITS + 2,
+                                     max_size=4 * EXACT_EDITS, unique=True)))
+    edits = normalize_edits([Edit(start, min(end, start + 6), data.draw(replacements), "random")
+                             for start, end in zip(cuts[::2], cuts[1::2])])
+    assert len(edits) > EXACT_EDITS
+    doc = parse_document(source, "r.nix")
+    doc.problems  # known: the re-parsed document checks Nix's rules only where it changed
+    new = apply_edits(source, edits)
+    incremental = doc.reparse(new, edits)
+    fresh = parse_document(new, "r.nix")
+    assert _shape(incremental.root) == _shape(fresh.root)
+    assert [str(p) for p in incremental.problems] == [str(p) for p in fresh.problems]

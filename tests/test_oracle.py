@@ -110,3 +110,44 @@ def test_static_interpolation_in_inherit_follows_nix_not_the_issue_text(nix_orac
     target.write_bytes(b"a: { inherit (a) ${a}; }\n")
     lines = run_cli("parse", "--quiet", str(target)).stdout.splitlines()
     assert lines == [f"{target}:1:18: syntax error: dynamic attributes not allowed in inherit", "    a: { inherit (a) ${a}; }"]
+
+
+# `a//b` is not a path for Nix but `a // b`; Nix reads every such fragment of a file at once (issue 29)
+UPDATE_WITHOUT_SPACES = [
+    b"a: b: a//b", b"a: b: [ a//b ]", b"a: b: c: a//b//c", b"a: b: [ a//b//a ]", b"a: b: c: a//b/c",
+    b"a: b: { x = a//b; y = b//a; }", b"a: b: { z = a//b/ //b; }", b"x: a//b -a//b a//b// //b", b"a: b: f: f a//b",
+    b"a: b: a//b/", b"a: b: ~//a", b"a: b: a//~/b", b"x: a//b/${x}", b"x: a//b${x}",
+]
+
+
+@pytest.mark.nix
+@pytest.mark.parametrize("source", UPDATE_WITHOUT_SPACES, ids=lambda s: s.decode())
+def test_update_operators_without_spaces_agree_with_nix(source, nix_oracle, run_cli, tmp_path):
+    accepted, message = nix_oracle(source)
+    accepted = accepted or "undefined variable" in message
+    target = tmp_path / "f.nix"
+    target.write_bytes(source)
+    result = run_cli("parse", "--quiet", str(target))
+    assert result.exit_code == (0 if accepted else 1), (message, result)
+
+
+# nixfmt's test/diff/pattern/out-pure.nix nests `{ a ? { a ? 1, }: 1, }:` 25 deep (issue 29: minutes to check)
+NESTED_DEFAULTS = {
+    "plain": lambda n: "{ a ? " * n + "1" + ", }: 1" * n,
+    "a later formal": lambda n: "{ a ? " * n + "1" + ", b, }: 1" * n,
+    "a comment": lambda n: "{ a ? " * n + "1" + " , # c\n }: 1" * n,
+    "broken at the bottom": lambda n: "{ a ? " * n + "1 +" + ", }: 1" * n,
+    "after an ellipsis": lambda n: "{ a ? " * n + "1" + ", ..., }: 1" * n,
+    "an empty inherit": lambda n: "{ a ? " * n + "{ inherit; }" + ", }: 1" * n,
+}
+
+
+@pytest.mark.nix
+@pytest.mark.parametrize("depth", [2, 25])
+@pytest.mark.parametrize("shape", NESTED_DEFAULTS)
+def test_nested_trailing_commas_agree_with_nix(shape, depth, nix_oracle, run_cli, tmp_path):
+    source = NESTED_DEFAULTS[shape](depth).encode()
+    accepted = nix_oracle(source)[0]
+    target = tmp_path / "f.nix"
+    target.write_bytes(source)
+    assert run_cli("parse", "--quiet", str(target)).exit_code == (0 if accepted else 1)

@@ -6,7 +6,7 @@ import pytest
 
 from conftest import FIXTURES
 from pinshift.syntax.document import parse_document
-from pinshift.syntax.problems import BOM, is_trailing_formals_comma
+from pinshift.syntax.problems import BOM, forgiven_nodes
 
 SYNTAX = FIXTURES / "syntax"
 
@@ -44,6 +44,14 @@ def test_column_counts_bytes_and_crlf_is_not_part_of_the_line():
 )
 def test_trailing_comma_in_formals_is_valid(source):
     assert problems(source) == ()
+    assert forgiven_nodes(parse_document(source).root)  # tree-sitter-nix reports the comma; the walk forgives it
+
+
+@pytest.mark.parametrize("depth", [1, 2, 5, 25, 200])
+def test_nested_trailing_commas_in_defaults_are_valid_at_any_depth(depth):
+    """nixfmt writes `{ a ? { a ? 1, }: 1, }:` 25 deep in its tests; each level was re-walked for every comma above it."""
+    assert problems(("{ a ? " * depth + "1" + ", }: 1" * depth).encode()) == ()
+    assert problems(("{ a ? " * depth + "1 +" + ", }: 1" * depth).encode())  # a real error at the bottom stays one
 
 
 @pytest.mark.parametrize(
@@ -76,14 +84,7 @@ def test_forgiveness_is_limited_to_formals():
     for source in trailing_in_list_like_places:
         doc = parse_document(source)
         assert doc.problems, source
-        assert not any(is_trailing_formals_comma(n) for n in _error_nodes(doc.root)), source
-
-
-def _error_nodes(node):
-    if node.is_error or node.is_missing:
-        yield node
-    for child in node.children:
-        yield from _error_nodes(child)
+        assert forgiven_nodes(doc.root) == set(), source
 
 
 def test_missing_token_message_names_it():
@@ -151,6 +152,12 @@ def test_error_swallowing_the_file_is_reported_at_the_token_inside_it():
         (b"9223372036854775808", ["f.nix:1:1: syntax error: invalid integer '9223372036854775808' (above 2^63 - 1)"]),
         (b"1.8e308", ["f.nix:1:1: syntax error: invalid float '1.8e308' (out of range)"]),
         (b"x: x.rec", ["f.nix:1:6: syntax error: unexpected keyword 'rec' as an attribute name"]),
+        (b"a: b: [ a//b ]", ["f.nix:1:10: syntax error: 'a//b' is not a path for Nix but 'a // b', which does not parse here"]),
+        (b"a: b: [ a//b//a ]",
+         ["f.nix:1:10: syntax error: 'a//b//a' is not a path for Nix but 'a // b // a', which does not parse here"]),
+        # each fragment parses when read alone; Nix reads both at once: `a // b/ // b`
+        (b"a: b: { z = a//b/ //b; }",
+         ["f.nix:1:19: syntax error: '//b' is not a path for Nix but ' // b', which does not parse here"]),
     ],
 )
 def test_nix_parse_time_rules_are_problems_with_their_location(source, expected):
@@ -169,12 +176,27 @@ def test_nix_parse_time_rules_are_problems_with_their_location(source, expected)
         b"x: /foo//${x}",  # one piece between the first path token and `${` is allowed
         b"x: /foo/${x}//bar",  # after an interpolation anything goes
         b"a: b: a//b",  # not a path for Nix: `a // b`
+        b"a: b: c: a//b//c",  # `a // b // c`
+        b"a: b: c: a//b/c",  # `a // b/c`: the rest starts a path
+        b"a: b: { x = a//b; y = b//a; z = a//b; }",  # read together, as Nix reads them
         b"9223372036854775807",
         b"x: { or = 1; y = x.or; }",
     ],
 )
 def test_what_nix_accepts_stays_accepted(source):
     assert problems(source) == ()
+
+
+def test_a_file_of_update_operators_without_spaces_is_read_again_once(monkeypatch):
+    """`xN = a//b;` 2,000 times: the file was parsed again for each fragment (quadratic); now once for all."""
+    from pinshift.syntax.document import Document
+
+    parses = []
+    original = Document.parsed.__func__
+    monkeypatch.setattr(Document, "parsed", classmethod(lambda cls, data, path: parses.append(len(data)) or original(cls, data, path)))
+    source = b"{ a, b }: {\n" + b"".join(b"  x%d = a//b;\n" % i for i in range(2000)) + b"}\n"
+    assert problems(source) == ()
+    assert len(parses) == 1 and parses[0] == len(source) + 2 * 2000  # one space each side of each `//`
 
 
 def test_where_a_duplicate_was_first_defined_is_shown_but_not_compared():

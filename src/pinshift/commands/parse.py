@@ -1,4 +1,9 @@
-"""`pinshift parse PATH...`: report syntax problems like a linter (exit 1 if any)."""
+"""`pinshift parse PATH...`: report syntax problems like a linter (exit 1 if any).
+
+Each problem is `path:line:col: message` and, indented below it, its source line (a long line cut to a
+screen's width around the column). Problems of one file that say the same thing (numbers aside, as
+every report groups findings) are shown once, with the count of the rest; `--verbose` lists every one.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +18,8 @@ from pinshift.syntax.document import parse_document
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--max-bytes", type=int, default=DEFAULT_MAX_BYTES, show_default=True, help="Skip larger files.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only problems, no summary line.")
-def parse(paths: tuple[str, ...], max_bytes: int, quiet: bool) -> None:
+@click.option("--verbose", "-v", is_flag=True, help="List every problem, also those that repeat one shown.")
+def parse(paths: tuple[str, ...], max_bytes: int, quiet: bool, verbose: bool) -> None:
     """Parse Nix files and print each syntax problem as path:line:col: message."""
     problems = skipped = checked = 0
     for tree, relative in nix_files(paths, max_bytes):
@@ -25,11 +31,24 @@ def parse(paths: tuple[str, ...], max_bytes: int, quiet: bool) -> None:
             click.echo(printable(f"{shown}: {str(reason).split(': ', 1)[-1]}"), err=True)
             continue
         checked += 1
-        for problem in parse_document(data, shown).problems:
-            problems += 1
+        found = parse_document(data, shown).problems
+        problems += len(found)
+        for problem, repeats in _grouped(found, verbose):
             line = printable(problem.source_line.strip())
             click.echo(f"{printable(str(problem))}\n    {line}" if line else printable(str(problem)))
+            if repeats:
+                click.echo(f"    (and {repeats} more like this in {printable(shown)}; --verbose lists all)")
     if not quiet:
         click.echo(f"{checked} files parsed, {problems} problems, {skipped} skipped", err=True)
     if problems:
         raise click.exceptions.Exit(1)
+
+
+def _grouped(found, verbose: bool) -> list[tuple[object, int]]:
+    """(problem, how many more say the same) in source order; every problem with `verbose` (none more)."""
+    if verbose:
+        return [(problem, 0) for problem in found]
+    groups: dict[str, list] = {}
+    for problem in found:
+        groups.setdefault(problem.group_key, [problem, 0])[1] += 1
+    return [(first, count - 1) for first, count in groups.values()]

@@ -89,12 +89,12 @@ class _Construction:
     opaque: list[Node] = field(default_factory=list)  # overlays this file does not show (`import ./overlay.nix`)
 
 
-def bound_value(binder: Binder) -> Node | None:
+def bound_value(doc: Document, binder: Binder) -> Node | None:
     """The value a `let`/`rec` binder binds: `x` of `name = x;` (None for `inherit` and dotted paths)."""
     if binder.kind not in ("let", "rec") or binder.name_node is None:
         return None
-    attrpath = binder.name_node.parent
-    binding = attrpath.parent if attrpath is not None else None
+    attrpath = doc.ancestry.parent(binder.name_node)
+    binding = doc.ancestry.parent(attrpath) if attrpath is not None else None
     if attrpath is None or attrpath.type != "attrpath" or binding is None or binding.type != "binding":
         return None
     if len(attrpath.children_by_field_name("attr")) != 1:
@@ -201,7 +201,7 @@ class PackageSets:
         elif kind_of == "variable_expression":
             binder = binder_of(self.doc, expr)
             if binder.kind in ("let", "rec"):
-                found += self._layers(bound_value(binder), kind, seen, opaque)
+                found += self._layers(bound_value(self.doc, binder), kind, seen, opaque)
             elif binder.kind in ("argument", "formal"):
                 for construction in self._by_function.get(binder.scope.id, ()):
                     found += self._construction_layers(construction, seen, opaque)
@@ -241,10 +241,10 @@ class PackageSets:
         for node in nodes_spelling(self.doc, b"overlays"):
             value, args = self._named_value(node, "overlays")
             if value is not None and args is not None:
-                self._add_overlays(self._construction(_site(args)), value)
+                self._add_overlays(self._construction(_site(self.doc, args)), value)
         for node in nodes_spelling(self.doc, b"packageOverrides"):
             value, args = self._named_value(node, "packageOverrides", under="config")
-            construction = self._construction(_site(args)) if value is not None and args is not None else None
+            construction = self._construction(_site(self.doc, args)) if value is not None and args is not None else None
             for function in self._functions(value, set(), construction.opaque) if construction else ():
                 construction.overrides.append(function)
                 self._by_function.setdefault(function.id, []).append(construction)
@@ -267,27 +267,29 @@ class PackageSets:
 
     def _named_value(self, node: Node, name: str, under: str | None = None) -> tuple[Node | None, Node | None]:
         """(value, arguments attrset) of `name = value;` / `inherit name;` in an attrset (also `under.name`)."""
-        if node.type != "identifier" or self.doc.text(node) != name.encode() or node.parent is None:
+        ancestry = self.doc.ancestry
+        holder = ancestry.parent(node)
+        if node.type != "identifier" or self.doc.text(node) != name.encode() or holder is None:
             return None, None
-        holder = node.parent
-        if holder.type == "inherited_attrs" and holder.parent is not None and holder.parent.type == "inherit":
-            value = bound_value(inherited_binder(self.doc, holder.parent, node))
-            return value, _container(holder.parent)
-        if holder.type != "attrpath" or holder.parent is None or holder.parent.type != "binding":
+        above = ancestry.parent(holder)
+        if holder.type == "inherited_attrs" and above is not None and above.type == "inherit":
+            value = bound_value(self.doc, inherited_binder(self.doc, above, node))
+            return value, _container(self.doc, above)
+        if holder.type != "attrpath" or above is None or above.type != "binding":
             return None, None
         attrs = [name_of(self.doc, a) for a in holder.children_by_field_name("attr")]
         if attrs[-1] != name:
             return None, None
-        binding = holder.parent
-        container = _container(binding)
+        binding = above
+        container = _container(self.doc, binding)
         if under is not None and attrs == [name] and container is not None:
-            outer = container.parent
+            outer = ancestry.parent(container)
             while outer is not None and outer.type == "parenthesized_expression":
-                outer = outer.parent
+                outer = ancestry.parent(outer)
             if outer is not None and outer.type == "binding":
                 outer_attrs = [name_of(self.doc, a) for a in outer.child_by_field_name("attrpath").children_by_field_name("attr")]
                 if outer_attrs == [under] and unwrap(outer.child_by_field_name("expression")) == container:
-                    container = _container(outer)
+                    container = _container(self.doc, outer)
         return binding.child_by_field_name("expression"), container
 
     def _add_overlays(self, construction: _Construction, value: Node) -> None:
@@ -300,15 +302,16 @@ class PackageSets:
 
     def _index_method(self, node: Node) -> None:
         """`SET.extend OVERLAY` / `SET.appendOverlays [ … ]`: a set built on SET."""
-        attrpath = node.parent
-        select = attrpath.parent if attrpath is not None else None
+        ancestry = self.doc.ancestry
+        attrpath = ancestry.parent(node)
+        select = ancestry.parent(attrpath) if attrpath is not None else None
         if node.type != "identifier" or attrpath is None or attrpath.type != "attrpath" or select is None:
             return
         if select.type != "select_expression" or attrpath.children_by_field_name("attr")[-1] != node:
             return
-        apply = select.parent
+        apply = ancestry.parent(select)
         while apply is not None and apply.type == "parenthesized_expression":
-            apply = apply.parent
+            apply = ancestry.parent(apply)
         if apply is None or apply.type != "apply_expression" or unwrap(apply.child_by_field_name("function")) != select:
             return
         construction = self._construction(apply)
@@ -328,7 +331,7 @@ class PackageSets:
         if expr.type == "function_expression":
             return [expr]
         if expr.type == "variable_expression":
-            value = bound_value(binder_of(self.doc, expr))
+            value = bound_value(self.doc, binder_of(self.doc, expr))
             if value is None:
                 opaque.append(expr)
             return self._functions(value, seen, opaque)
@@ -351,18 +354,18 @@ class PackageSets:
         return []
 
 
-def _container(binding: Node) -> Node | None:
+def _container(doc: Document, binding: Node) -> Node | None:
     """The attrset (or let) that holds a binding or inherit."""
-    binding_set = binding.parent
-    return binding_set.parent if binding_set is not None and binding_set.type == "binding_set" else None
+    binding_set = doc.ancestry.parent(binding)
+    return doc.ancestry.parent(binding_set) if binding_set is not None and binding_set.type == "binding_set" else None
 
 
-def _site(args: Node | None) -> Node:
+def _site(doc: Document, args: Node) -> Node:
     """The expression that builds the set: `import SRC ARGS` when ARGS is applied, else ARGS itself."""
     node = args
-    while node.parent is not None and node.parent.type == "parenthesized_expression":
-        node = node.parent
-    parent = node.parent
+    parent = doc.ancestry.parent(node)
+    while parent is not None and parent.type == "parenthesized_expression":
+        node, parent = parent, doc.ancestry.parent(parent)
     if parent is not None and parent.type == "apply_expression" and parent.child_by_field_name("argument") == node:
         return parent
     return args
@@ -392,8 +395,8 @@ def definition_read(doc: Document, name: str) -> tuple[Node, Definition] | None:
     """
     sets = None
     for node in nodes_spelling(doc, name.encode()):
-        attrpath = node.parent
-        select = attrpath.parent if attrpath is not None else None
+        attrpath = doc.ancestry.parent(node)
+        select = doc.ancestry.parent(attrpath) if attrpath is not None else None
         if select is None or attrpath.type != "attrpath" or select.type not in ("select_expression", "has_attr_expression"):
             continue
         if attrpath.child_by_field_name("attr") != node or name_of(doc, node) != name:

@@ -23,9 +23,11 @@ functions around it (a conflict between bindings can arise anywhere below their 
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from decimal import Decimal
 
@@ -36,7 +38,7 @@ from tree_sitter import Node, Query, QueryCursor
 from pinshift.syntax.attrnames import static_name
 from pinshift.syntax.language import nix_language
 from pinshift.syntax.duplicates import CONTAINERS, attribute_duplicates, formal_duplicates
-from pinshift.syntax.paths import PATH_TYPES, check_path
+from pinshift.syntax.paths import PATH_TYPES, Reread, check_path
 
 if TYPE_CHECKING:
     from pinshift.syntax.document import Document
@@ -67,11 +69,15 @@ def _query() -> Query:
     return Query(nix_language(), patterns)
 
 
+_FEW_SPANS = 32  # a query limited to a span still starts at the root: more spans, one query of the file
+
+
 def _captures(doc: Document, regions: Sequence[tuple[int, int]] | None) -> dict[str, list[Node]]:
-    if regions is None:
+    spans = _merged(regions, len(doc.data)) if regions is not None else []
+    if regions is None or len(spans) > _FEW_SPANS:
         return QueryCursor(_query()).captures(doc.root)
     found: dict[str, dict[int, Node]] = {}
-    for start, end in _merged(regions, len(doc.data)):
+    for start, end in spans:
         cursor = QueryCursor(_query())
         cursor.set_byte_range(start, end)
         for name, nodes in cursor.captures(doc.root).items():
@@ -84,20 +90,23 @@ def _captures(doc: Document, regions: Sequence[tuple[int, int]] | None) -> dict[
 _NAME_PLACES = ("attrpath", "inherited_attrs")
 
 
-def inside_literal_text(doc: Document, start: int, end: int) -> bool:
-    """Whether bytes [start, end) lie inside one literal fragment of a string that names no attribute.
+def inside_literal_text(doc: Document, ranges: Sequence[tuple[int, int]]) -> bool:
+    """Whether each byte range [start, end) lies inside one literal fragment of a string that names no attribute.
 
     Such bytes hold no path, number, name or binder: an edit that only rewrites them (a pin's
     revision in a URL, a marker in a build script) cannot break any rule or unbind any reference.
     """
-    node = doc.root.descendant_for_byte_range(start, end)
-    if node is None or node.type != "string_fragment" or not (node.start_byte <= start and end <= node.end_byte):
-        return False
-    string = node.parent
-    holder = string.parent if string is not None else None
-    if holder is not None and holder.type == "interpolation":
-        holder = holder.parent
-    return holder is None or holder.type not in _NAME_PLACES
+    ancestry = doc.ancestry
+    for (start, end), node in zip(ranges, ancestry.locate(ranges)):
+        if node.type != "string_fragment" or not (node.start_byte <= start and end <= node.end_byte):
+            return False
+        string = ancestry.parent(node)
+        holder = ancestry.parent(string) if string is not None else None
+        if holder is not None and holder.type == "interpolation":
+            holder = ancestry.parent(holder)
+        if holder is not None and holder.type in _NAME_PLACES:
+            return False
+    return True
 
 
 def _merged(regions: Sequence[tuple[int, int]], size: int, gap: int = 256) -> list[tuple[int, int]]:
@@ -117,22 +126,47 @@ def _is_empty(doc: Document) -> bool:
     return not doc.root.has_error and all(c.type == "comment" for c in doc.root.children)
 
 
-def _rereader(doc: Document, grammar_nodes: Callable):
-    """`reads_badly` for paths.check_path: the file re-read with one replacement, grammar and paths checked.
+def _update_readings(doc: Document, rereads: list[Reread], grammar_nodes: Callable) -> Iterator[Finding]:
+    """The fragments Nix reads as `a // b` whose reading does not parse (paths.py), decided in one re-read.
 
-    `grammar_nodes(root)` lists the grammar's problems (problems.grammar_problem_nodes, handed in by
-    problems.find_problems, so that this module does not import the one that imports it).
+    Nix reads every such fragment of the file that way, so the file is parsed once more with all of
+    them rewritten (it was re-parsed once per fragment: quadratic in a file of `xN = a//b;`). A problem
+    of that reading the file does not have, or a path problem inside a rewritten fragment, is blamed on
+    the fragment holding it, else on the nearest one before it. `grammar_nodes(root)` lists the
+    grammar's problems (problems.grammar_problem_nodes, handed in by problems.find_problems, so that
+    this module does not import the one that imports it).
     """
-
-    def reads_badly(start: int, end: int, replacement: bytes) -> bool:
-        other = type(doc).parsed(doc.data[:start] + replacement + doc.data[end:], doc.path)
-        if len(list(grammar_nodes(other.root))) > len(list(grammar_nodes(doc.root))):
-            return True
-        span = [(start, start + len(replacement))]
-        reread = _rereader(other, grammar_nodes)
-        return any(next(check_path(other.data, n, reread), None) for n in _captures(other, span).get("path", ()))
-
-    return reads_badly
+    rereads = sorted({r.start: r for r in rereads}.values(), key=lambda r: r.start)
+    pieces, spans, cursor, shift = [], [], 0, 0
+    for reread in rereads:
+        pieces += [doc.data[cursor : reread.start], reread.replacement]
+        start = reread.start + shift
+        spans.append((start, start + len(reread.replacement)))
+        shift += len(reread.replacement) - (reread.end - reread.start)
+        cursor = reread.end
+    pieces.append(doc.data[cursor:])
+    other = type(doc).parsed(b"".join(pieces), doc.path)
+    starts = [start for start, _ in spans]
+    shifts = [end - r.end for (_, end), r in zip(spans, rereads)]  # new offset - old offset after each span
+    old = Counter((n.start_byte, n.type, n.is_missing) for n in grammar_nodes(doc.root))
+    blamed: set[int] = set()
+    for node in grammar_nodes(other.root):
+        index = bisect.bisect_right(starts, node.start_byte) - 1
+        inside = index >= 0 and node.start_byte < spans[index][1]
+        if not inside:
+            key = (node.start_byte - (shifts[index] if index >= 0 else 0), node.type, node.is_missing)
+            if old[key]:
+                old[key] -= 1
+                continue
+        blamed.add(max(index, 0))
+    for path in _captures(other, spans).get("path", ()):
+        index = bisect.bisect_right(starts, path.start_byte) - 1
+        if index < 0 or path.start_byte >= spans[index][1] or index in blamed:
+            continue
+        if next(check_path(other.data, path), None) is not None:
+            blamed.add(index)
+    for index in sorted(blamed):
+        yield rereads[index].cut, rereads[index].message(doc.data), ""
 
 
 def rule_problems(doc: Document, regions: Sequence[tuple[int, int]] | None,
@@ -140,14 +174,19 @@ def rule_problems(doc: Document, regions: Sequence[tuple[int, int]] | None,
     """Nix's parse-time rules broken in `doc` (only around `regions`, when given), unsorted."""
     if _is_empty(doc):
         yield len(doc.data), "syntax error: unexpected end of file (the file holds no expression)", ""
-    if regions is not None and all(inside_literal_text(doc, start, end) for start, end in regions):
+    if regions is not None and inside_literal_text(doc, regions):
         return
     captures = _captures(doc, regions)
     data = doc.data
-    reads_badly = _rereader(doc, grammar_nodes)
+    rereads = []
     for node in captures.get("path", ()):
-        for offset, message in check_path(data, node, reads_badly):
-            yield offset, message, ""
+        for finding in check_path(data, node):
+            if isinstance(finding, Reread):
+                rereads.append(finding)
+            else:
+                yield finding[0], finding[1], ""
+    if rereads:
+        yield from _update_readings(doc, rereads, grammar_nodes)
     for node in captures.get("keyword", ()):
         keyword = data[node.start_byte : node.end_byte].decode()
         yield node.start_byte, f"syntax error: unexpected keyword '{keyword}' as an attribute name", ""

@@ -16,7 +16,9 @@ and then reads the rest of the path as string pieces, with two rules of its own:
   (`/foo/${x}//bar` is fine).
 
 A fragment that does not start with a path token at all (`a//b`, `f //b x`) is not a path for
-Nix: it reads `a // b`, the update operator; the file is read again that way and checked there.
+Nix: it reads `a // b`, the update operator (`a//b//c` is `a // b // c`: each rest that does not
+start a path token is split again). `check_path` hands such a fragment back as a `Reread`; the
+caller reads the file again with all of them rewritten at once, as Nix reads them (parse_rules.py).
 
 Examples:
     `./a/b.nix`, `/foo//${x}`, `~/a/${x}/b`  -> no problem
@@ -28,7 +30,8 @@ Examples:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 from tree_sitter import Node
 
@@ -57,13 +60,26 @@ def _one_piece(text: bytes) -> bool:
     return any(pattern.fullmatch(text) for pattern in (_PATH, _SEGMENT, _RUN))
 
 
-# reads_badly(start, end, replacement): whether the file, with bytes [start, end) replaced, has a
-# problem the file itself does not have (called only for a fragment Nix does not read as a path)
-Reread = Callable[[int, int, bytes], bool]
+@dataclass(frozen=True)
+class Reread:
+    """A path fragment Nix reads as the update operator: bytes [start, end) read as `replacement`."""
+
+    start: int
+    end: int
+    cut: int  # where its first `//` is: where a problem of that reading is reported
+    replacement: bytes
+
+    def message(self, data: bytes) -> str:
+        text = data[self.start : self.end].decode("utf-8", "replace")
+        reading = self.replacement.decode("utf-8", "replace")
+        return f"syntax error: {text!r} is not a path for Nix but {reading!r}, which does not parse here"
 
 
-def check_path(data: bytes, node: Node, reads_badly: Reread) -> Iterator[Finding]:
-    """Where and why Nix rejects the path literal `node` (nothing when it accepts it)."""
+def check_path(data: bytes, node: Node) -> Iterator[Finding | Reread]:
+    """Where and why Nix rejects the path literal `node` (nothing when it accepts it).
+
+    A fragment Nix does not read as a path at all comes back as a `Reread`, for the caller to decide.
+    """
     pieces = _pieces(data, node)
     if not pieces or pieces[0][1] is None:
         return
@@ -78,7 +94,9 @@ def check_path(data: bytes, node: Node, reads_badly: Reread) -> Iterator[Finding
             if home:
                 yield start, f"syntax error: invalid home path {first.decode('utf-8', 'replace')!r}"
                 return
-            yield from _not_a_path(start, first, reads_badly)
+            reread = _not_a_path(start, first)
+            if reread is not None:
+                yield reread
             return
         token = match.group()
     rest = first[len(token) :]
@@ -92,12 +110,14 @@ def check_path(data: bytes, node: Node, reads_badly: Reread) -> Iterator[Finding
         yield last_offset + len(last) - 1, "syntax error: path has a trailing slash"
 
 
-def _not_a_path(start: int, first: bytes, reads_badly: Reread) -> Iterator[Finding]:
-    """`a//b` is `a // b` for Nix: check the file read that way (spaces around the first `//`)."""
+def _not_a_path(start: int, first: bytes) -> Reread | None:
+    """`a//b` is `a // b` for Nix, `a//b//c` is `a // b // c`: split at each `//` until a rest starts a path."""
     cut = first.find(b"//")
     if cut < 0:  # not something tree-sitter-nix produces; say nothing rather than guess
-        return
-    if reads_badly(start + cut, start + cut + 2, b" // "):
-        text = first.decode("utf-8", "replace")
-        reading = f"{text[:cut]} // {text[cut + 2:]}"
-        yield start + cut, f"syntax error: {text!r} is not a path for Nix but '{reading}', which does not parse here"
+        return None
+    parts, at = [], 0
+    while cut >= 0 and not first.startswith(b"~", at) and (at == 0 or _PATH.match(first, at) is None):
+        parts.append(first[at:cut])
+        at = cut + 2
+        cut = first.find(b"//", at)
+    return Reread(start, start + len(first), start + first.index(b"//"), b" // ".join(parts + [first[at:]]))

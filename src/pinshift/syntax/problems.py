@@ -27,7 +27,8 @@ Examples:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -35,6 +36,9 @@ from tree_sitter import Node
 
 if TYPE_CHECKING:
     from pinshift.syntax.document import Document
+
+
+_NUMBER = re.compile(r"(?<![\w.])\d+(?!\w|\.\d)")  # as report/groups.py: not in a word, a version or a decimal
 
 
 @dataclass(frozen=True)
@@ -58,90 +62,136 @@ class Problem:
         """What identifies a problem independently of where edits moved it."""
         return (self.message, self.source_line.strip())
 
-
-def _significant(node: Node | None, step: str) -> Node | None:
-    """The nearest sibling in direction `step` ('prev' or 'next') that is not a comment."""
-    while node is not None and node.type == "comment":
-        node = node.prev_sibling if step == "prev" else node.next_sibling
-    return node
-
-
-def _prev(node: Node) -> Node | None:
-    return _significant(node.prev_sibling, "prev")
+    @property
+    def group_key(self) -> str:
+        """What problems that repeat one another share: the message, its numbers written <n>
+        (the rule report/groups.py applies to every finding)."""
+        return _NUMBER.sub("<n>", self.message)
 
 
-def _next(node: Node) -> Node | None:
-    return _significant(node.next_sibling, "next")
+# The walk below keeps, for each node it is in, the node, its children and which child it entered last:
+# a node's parent and siblings come from there. tree-sitter's `.parent` and `.prev_sibling` walk down from
+# the root on every use, and the verdict of a trailing comma reads the formal before it, which may hold
+# such commas itself (`{ a ? { b ? 1, }: 1, }:`): reading it again for each comma was exponential in the
+# nesting (issue 29). One walk now decides every node once, children before their parent.
 
 
-def _is_real_formal(node: Node | None) -> bool:
+@dataclass
+class _Frame:
+    node: Node
+    children: list[Node]
+    entered: int = -1  # index in `children` of the child being walked
+
+
+def _significant_at(siblings: Sequence[Node], index: int, step: int) -> int:
+    """The index of the nearest sibling from `index` on in direction `step` (-1 or 1) that is not a comment (-1: none)."""
+    while 0 <= index < len(siblings):
+        if siblings[index].type != "comment":
+            return index
+        index += step
+    return -1
+
+
+def _significant(siblings: Sequence[Node], index: int, step: int) -> Node | None:
+    found = _significant_at(siblings, index, step)
+    return siblings[found] if found >= 0 else None
+
+
+def _real_formal(node: Node | None, yields: dict[int, bool]) -> bool:
     """A formal without problems of its own (a forgiven trailing comma inside its default is none)."""
     if node is None or node.type != "formal":
         return False
-    return not node.has_error or next(_problem_nodes(node), None) is None
+    return not node.has_error or not yields.get(node.id, False)
 
 
-def _comma_closes_formals(comma: Node) -> bool:
-    """True when `comma` follows a real formal and only comments stand between it and `}`."""
-    after = _next(comma)
-    return _is_real_formal(_prev(comma)) and after is not None and after.type == "}"
-
-
-def is_empty_inherit(node: Node) -> bool:
-    """True for the MISSING identifier tree-sitter-nix 0.1.0 puts in an empty `inherit;` / `inherit (x);`."""
-    parent = node.parent
-    if not (node.is_missing and node.type == "identifier" and parent is not None and parent.type == "inherited_attrs"):
+def _forgiven(node: Node, path: list[_Frame], yields: dict[int, bool]) -> bool:
+    """Whether the ERROR or MISSING `node` (the child `path[-1]` entered) is one of the two gaps forgiven."""
+    parent = path[-1]
+    at = parent.entered
+    if node.is_missing and node.type == "identifier" and len(path) >= 2:
+        holder, outer = parent.node, path[-2]
+        if holder.type == "formal":  # `{ a, }:` -> a MISSING identifier in an empty formal after the comma
+            if holder.start_byte != holder.end_byte or outer.node.type != "formals":
+                return False
+            comma = _significant_at(outer.children, outer.entered - 1, -1)
+            after = _significant(outer.children, outer.entered + 1, 1)
+            if comma < 0 or outer.children[comma].type != "," or after is None or after.type != "}":
+                return False
+            return _real_formal(_significant(outer.children, comma - 1, -1), yields)
+        if holder.type == "inherited_attrs":  # `inherit;` -> a MISSING identifier as its only attribute
+            after = _significant(outer.children, outer.entered + 1, 1)
+            return (
+                all(c == node or c.type == "comment" for c in parent.children)
+                and outer.node.type in ("inherit", "inherit_from")
+                and after is not None
+                and after.type == ";"
+            )
         return False
-    after = _next(parent)
-    return (
-        all(c == node or c.type == "comment" for c in parent.children)
-        and parent.parent is not None
-        and parent.parent.type in ("inherit", "inherit_from")
-        and after is not None
-        and after.type == ";"
-    )
-
-
-def is_trailing_formals_comma(node: Node) -> bool:
-    """True for the two shapes tree-sitter-nix 0.1.0 gives a valid trailing comma in formals."""
-    parent = node.parent
-    if node.is_missing and node.type == "identifier" and parent is not None and parent.type == "formal":
-        formal = parent
-        if formal.start_byte != formal.end_byte or formal.parent is None or formal.parent.type != "formals":
-            return False
-        comma = _prev(formal)
-        after = _next(formal)
-        return (
-            comma is not None
-            and comma.type == ","
-            and after is not None
-            and after.type == "}"
-            and _is_real_formal(_prev(comma))
-        )
-    if node.is_error and parent is not None and parent.type == "formals":
+    if node.is_error and parent.node.type == "formals":  # `{ a ? 1, }:` -> an ERROR holding the lone comma
         children = node.children
-        return len(children) == 1 and children[0].type == "," and _comma_closes_formals(node)
+        if len(children) != 1 or children[0].type != ",":
+            return False
+        after = _significant(parent.children, at + 1, 1)
+        return after is not None and after.type == "}" and _real_formal(_significant(parent.children, at - 1, -1), yields)
     return False
 
 
-def grammar_problem_nodes(node: Node) -> Iterator[Node]:
-    """The ERROR and MISSING nodes below `node` that are real problems (the gaps above forgiven)."""
-    return _problem_nodes(node)
+def _verdicts(root: Node) -> tuple[dict[int, bool], set[int]]:
+    """For each node that is or holds an ERROR or MISSING node: whether it yields a problem; and the forgiven ones.
+
+    Children are decided before their parent, and siblings from left to right, so the formal before
+    a trailing comma is decided when the comma is. Iterative: deep files cannot exhaust the stack.
+    """
+    yields: dict[int, bool] = {}
+    forgiven: set[int] = set()
+    if not (root.has_error or root.is_missing):
+        return yields, forgiven
+    path = [_Frame(root, root.children)]
+    while path:
+        frame = path[-1]
+        frame.entered += 1
+        if frame.entered < len(frame.children):
+            child = frame.children[frame.entered]
+            if not (child.has_error or child.is_missing):
+                continue
+            if (child.is_missing or child.is_error) and _forgiven(child, path, yields):
+                forgiven.add(child.id)
+                yields[child.id] = False
+                continue
+            path.append(_Frame(child, child.children))
+            continue
+        path.pop()
+        node = frame.node
+        own = node.is_missing or node.is_error  # an ERROR yields its inner problems, or itself
+        yields[node.id] = own or any(yields.get(c.id, False) for c in frame.children)
+    return yields, forgiven
 
 
-def _problem_nodes(node: Node) -> Iterator[Node]:
-    if not node.has_error and not node.is_missing:
-        return
-    if node.is_missing or node.is_error:
-        if is_trailing_formals_comma(node) or is_empty_inherit(node):
-            return
-        # An ERROR that swallowed the whole file says little at 1:1; the errors inside it point
-        # at the offending token (`"torch-${version";` -> the `";`), so report those when there are any.
-        inner = [p for child in node.children for p in _problem_nodes(child)] if node.is_error else []
-        yield from inner or [node]
-        return
-    for child in node.children:
-        yield from _problem_nodes(child)
+def grammar_problem_nodes(root: Node) -> list[Node]:
+    """The ERROR and MISSING nodes below `root` that are real problems (the gaps above forgiven), in source order.
+
+    An ERROR that swallowed much of the file says little where it starts; the problems inside it point at
+    the offending token (`"torch-${version";` -> the `";`), so those are reported when there are any.
+    """
+    yields, forgiven = _verdicts(root)
+    found: list[Node] = []
+    stack = [root] if yields.get(root.id) else []
+    while stack:
+        node = stack.pop()
+        if node.is_missing or node.is_error:
+            inner = [c for c in node.children if yields.get(c.id)] if node.is_error else []
+            if not inner:
+                found.append(node)
+                continue
+            stack.extend(reversed(inner))
+            continue
+        stack.extend(reversed([c for c in node.children if yields.get(c.id)]))
+    return found
+
+
+def forgiven_nodes(root: Node) -> set[int]:
+    """The ids of the ERROR and MISSING nodes below `root` forgiven as tree-sitter-nix 0.1.0's gaps."""
+    return _verdicts(root)[1]
 
 
 def _describe(doc: Document, node: Node) -> str:
@@ -171,7 +221,7 @@ def find_problems(doc: Document, regions: Sequence[tuple[int, int]] | None = Non
     if doc.data.startswith(BOM):
         # No source line: a problem's key includes it, and edits on line 1 must not make this one look new.
         found.append(Problem(doc.path, 0, 1, 1, BOM_MESSAGE, ""))
-    located = [(node.start_byte, _describe(doc, node), "") for node in _problem_nodes(doc.root)]
+    located = [(node.start_byte, _describe(doc, node), "") for node in grammar_problem_nodes(doc.root)]
     located += rule_problems(doc, regions, grammar_problem_nodes)
     for offset, message, detail in sorted(located, key=lambda item: item[0]):
         line, column = doc.position(offset)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tree_sitter import Node, Query, QueryCursor
 
@@ -57,17 +57,21 @@ def _preorder(node: Node) -> tuple[int, int]:
     return node.start_byte, -node.end_byte
 
 
-def nodes_spelling(doc: Document, needle: bytes) -> Iterator[Node]:
-    """The smallest node around each place the file's bytes spell `needle` (a targeted, cheap lookup)."""
+def nodes_spelling(doc: Document, needle: bytes) -> list[Node]:
+    """The smallest node around each place the file's bytes spell `needle` (a targeted, cheap lookup).
+
+    All found in one sweep of a cursor (`Ancestry.locate`), which also learns the parents of
+    every node on the way: the callers' climbs from these nodes cost no walk from the root.
+    """
     if not needle:
-        return
+        return []
+    ranges = []
     start = doc.data.find(needle)
     while start >= 0:
         end = start + len(needle)
-        node = doc.root.descendant_for_byte_range(start, end)
-        if node is not None:
-            yield node
+        ranges.append((start, end))
         start = doc.data.find(needle, end)
+    return doc.ancestry.locate(ranges)
 
 
 @functools.lru_cache(maxsize=None)
@@ -160,14 +164,31 @@ class Binding:
 
     `container` is the attrset or let that holds the binding; `root` is the outermost
     container of the chain the path is counted from; `root_kind` is "let", "rec" or "attrset".
+    `names` are the binding's own attrpath's names, `outer` the binding whose value holds
+    `container` (None at the root): `path` is put together from them when asked, so the
+    bindings of a file 1,000 attrsets deep hold 1,000 names, not half a million; `depth`
+    (the path's length) costs nothing.
     """
 
     node: Node
     attrpath: Node
-    path: tuple[str | None, ...]
+    names: tuple[str | None, ...]
     value: Node
     container: Node
     root: Node
+    outer: Binding | None = field(default=None, repr=False, compare=False)
+    depth: int = 0
+
+    @property
+    def path(self) -> tuple[str | None, ...]:
+        if self.outer is None:
+            return self.names
+        parts = []
+        binding: Binding | None = self
+        while binding is not None:
+            parts.append(binding.names)
+            binding = binding.outer
+        return tuple(name for names in reversed(parts) for name in names)
 
     @property
     def root_kind(self) -> str:
@@ -182,66 +203,70 @@ class Binding:
         return ".".join(p if p is not None else "${...}" for p in self.path)
 
 
-def _attrset_parent_binding(container: Node) -> Node | None:
-    """The binding whose value is `container`, directly or as an operand of `//` or parentheses."""
-    node = container
-    while node.parent is not None:
-        parent = node.parent
-        if parent.type == "parenthesized_expression":
-            node = parent
-            continue
-        if parent.type == "binary_expression":
-            operator = parent.child_by_field_name("operator")
+def _binding_set(container: Node) -> Node | None:
+    return next((c for c in container.named_children if c.type == "binding_set"), None)
+
+
+def _attrsets_of_value(value: Node) -> list[Node]:
+    """The attrsets a binding's value is, directly or as an operand of `//` or inside parentheses."""
+    found, stack = [], [value]
+    while stack:
+        node = stack.pop()
+        if node.type in ATTRSET_TYPES:
+            found.append(node)
+        elif node.type == "parenthesized_expression":
+            stack.extend(node.named_children)
+        elif node.type == "binary_expression":
+            operator = node.child_by_field_name("operator")
             if operator is not None and operator.type == "//":
-                node = parent
-                continue
-            return None
-        if parent.type == "binding" and parent.child_by_field_name("expression") == node:
-            return parent
-        return None
-    return None
-
-
-def _container_of(binding: Node) -> Node | None:
-    binding_set = binding.parent
-    if binding_set is None or binding_set.type != "binding_set":
-        return None
-    return binding_set.parent
-
-
-def _prefix_and_root(doc: Document, container: Node, memo: dict) -> tuple[tuple, Node]:
-    key = container.id
-    if key in memo:
-        return memo[key]
-    outer = _attrset_parent_binding(container) if container.type in ATTRSET_TYPES else None
-    if outer is None:
-        result: tuple[tuple, Node] = ((), container)
-    else:
-        outer_container = _container_of(outer)
-        if outer_container is None:
-            result = ((), container)
-        else:
-            prefix, root = _prefix_and_root(doc, outer_container, memo)
-            own = tuple(s.name for s in attrpath_segments(doc, outer.child_by_field_name("attrpath")))
-            result = (prefix + own, root)
-    memo[key] = result
-    return result
+                stack.extend(c for c in (node.child_by_field_name("left"), node.child_by_field_name("right")) if c)
+    return found
 
 
 def bindings(doc: Document) -> list[Binding]:
-    """Every `path = value;` binding, with paths counted through nested and `//`-merged attrsets."""
-    memo: dict = {}
+    """Every `path = value;` binding, with paths counted through nested and `//`-merged attrsets.
+
+    One pass over the containers from the outside in: an attrset that is a binding's value (through
+    parentheses and `//`) continues that binding's path. No climb from a node to its parents (each
+    a walk down from the root in tree-sitter: quadratic on `{ a0 = 1; } // { a1 = 1; } // …`).
+    """
     found = []
-    for node in walk(doc.root, "binding"):
-        attrpath = node.child_by_field_name("attrpath")
-        value = node.child_by_field_name("expression")
-        container = _container_of(node)
-        if attrpath is None or value is None or container is None:
-            continue
-        prefix, root = _prefix_and_root(doc, container, memo)
-        own = tuple(s.name for s in attrpath_segments(doc, attrpath))
-        found.append(Binding(node, attrpath, prefix + own, value, container, root))
-    return found
+    owners: dict[int, tuple[Binding, Node]] = {}  # attrset id -> the binding (and its root) its value continues
+    held: set[int] = set()  # binding sets whose container was seen
+    types = BINDING_CONTAINERS + (("binding_set",) if doc.root.has_error else ())  # ERROR nodes hold sets too
+    for node in walk(doc.root, *types):
+        if node.type == "binding_set":
+            if node.id in held:
+                continue
+            container, binding_set = doc.ancestry.parent(node), node  # a binding set in an ERROR node
+            if container is None:
+                continue
+            outer, root = None, container
+        else:
+            container, binding_set = node, _binding_set(node)
+            outer, root = owners.get(node.id, (None, node)) if node.type in ATTRSET_TYPES else (None, node)
+            if binding_set is None:
+                continue
+            held.add(binding_set.id)
+        above = outer.depth if outer is not None else 0
+        for entry in binding_set.named_children:
+            if entry.type != "binding":
+                continue
+            attrpath = entry.child_by_field_name("attrpath")
+            value = entry.child_by_field_name("expression")
+            if attrpath is None or value is None:
+                continue
+            names = tuple(s.name for s in attrpath_segments(doc, attrpath))
+            binding = Binding(entry, attrpath, names, value, container, root, outer, above + len(names))
+            found.append((entry.start_byte, len(found), binding))
+            kind = value.type
+            if kind in ATTRSET_TYPES:
+                owners[value.id] = (binding, root)
+            elif kind == "parenthesized_expression" or kind == "binary_expression":
+                for attrset in _attrsets_of_value(value):
+                    owners[attrset.id] = (binding, root)
+    found.sort()  # source order (an inner container's bindings were found after all of the outer one's)
+    return [binding for _, _, binding in found]
 
 
 def bindings_spelling(doc: Document, names) -> list[Binding]:
@@ -277,7 +302,7 @@ def find_bindings(doc: Document, dotted: str, within: Node | None = None) -> lis
     return [
         b
         for b in bindings(doc)
-        if b.path == wanted
+        if b.depth == len(wanted) and b.path == wanted
         and (within is None or within.start_byte <= b.node.start_byte < within.end_byte)
     ]
 
@@ -517,10 +542,16 @@ def fetcher_calls(doc: Document) -> list[FetcherCall]:
     if "fetcher_calls" in doc.memo:
         return list(doc.memo["fetcher_calls"])
     applications = {}
+    climbed: dict[int, Node | None] = {}  # node id -> the application above it (each climb step done once)
     for name in FETCHER_NAMES:
         for node in nodes_spelling(doc, name.encode()):
-            while node is not None and node.type != "apply_expression":
-                node = node.parent
+            passed = []
+            while node is not None and node.type != "apply_expression" and node.id not in climbed:
+                passed.append(node.id)
+                node = doc.ancestry.parent(node)
+            if node is not None and node.type != "apply_expression":
+                node = climbed[node.id]
+            climbed.update((key, node) for key in passed)
             if node is not None:
                 applications[node.id] = node
     found = []
@@ -535,8 +566,9 @@ def fetcher_calls(doc: Document) -> list[FetcherCall]:
             found.append(FetcherCall(node, name, "url", {"url": argument}, argument))
         elif argument.type in ("attrset_expression", "rec_attrset_expression"):
             args = {}
-            for binding in walk(argument, "binding"):
-                if _container_of(binding) != argument:
+            binding_set = _binding_set(argument)
+            for binding in binding_set.named_children if binding_set is not None else ():
+                if binding.type != "binding":
                     continue
                 segments = attrpath_segments(doc, binding.child_by_field_name("attrpath"))
                 if len(segments) == 1 and segments[0].name is not None:

@@ -34,8 +34,6 @@ from pinshift.syntax.document import Document
 from pinshift.syntax.parse_rules import inside_literal_text
 from pinshift.syntax.queries import name_of, nodes_spelling, walk
 
-_RECURSIVE = ("let_expression", "rec_attrset_expression", "let_attrset_expression")
-
 
 @dataclass(frozen=True)
 class Binder:
@@ -54,37 +52,63 @@ class Binder:
         return self.kind not in ("with", "free")
 
 
-def _bound_by_function(doc: Document, function: Node, name: str) -> Binder | None:
+_KINDS = {"let_expression": "let", "rec_attrset_expression": "rec", "let_attrset_expression": "rec"}
+
+
+def _names_of_function(doc: Document, function: Node) -> dict[bytes, Binder]:
+    """What a function binds: its formals (the first of a name), then its plain or `@` argument."""
+    names: dict[bytes, Binder] = {}
     formals = function.child_by_field_name("formals")
-    if formals is not None:
-        for formal in formals.children_by_field_name("formal"):
-            identifier = formal.child_by_field_name("name")
-            if identifier is not None and not identifier.is_missing and doc.text(identifier).decode() == name:
-                return Binder("formal", function, identifier)
+    for formal in formals.children_by_field_name("formal") if formals is not None else ():
+        identifier = formal.child_by_field_name("name")
+        if identifier is not None and not identifier.is_missing:
+            names.setdefault(doc.text(identifier), Binder("formal", function, identifier))
     universal = function.child_by_field_name("universal")
-    if universal is not None and doc.text(universal).decode() == name:
-        return Binder("argument", function, universal)
-    return None
+    if universal is not None:
+        names.setdefault(doc.text(universal), Binder("argument", function, universal))
+    return names
 
 
-def _bound_by_bindings(doc: Document, container: Node, name: str) -> Binder | None:
-    """The binding of `name` in a let / rec: a first attrpath segment or an inherited name (`${"a"}` too)."""
-    kind = "let" if container.type == "let_expression" else "rec"
+def _bindings_of(container: Node) -> list[Node]:
     binding_set = next((c for c in container.named_children if c.type == "binding_set"), None)
-    if binding_set is None:
-        return None
-    wanted = name.encode("utf-8", "surrogateescape")
-    for binding in binding_set.named_children:
-        if binding.type == "binding":
-            attrpath = binding.child_by_field_name("attrpath")
-            first = attrpath.child_by_field_name("attr") if attrpath is not None else None
-            if first is not None and static_name(doc.data, first) == wanted:
-                return Binder(kind, container, first)
-        elif binding.type in ("inherit", "inherit_from"):
-            attrs = binding.child_by_field_name("attrs")
-            for attr in attrs.children_by_field_name("attr") if attrs is not None else ():
-                if static_name(doc.data, attr) == wanted:
-                    return Binder(kind, container, attr)
+    return binding_set.named_children if binding_set is not None else []
+
+
+def _bound_names(data: bytes, binding: Node) -> list[tuple[bytes, Node]]:
+    """The names a binding (its first attrpath segment) or an inherit binds in a let / rec, with their nodes."""
+    if binding.type == "binding":
+        attrpath = binding.child(0)
+        first = attrpath.child(0) if attrpath is not None and attrpath.type == "attrpath" else None
+        if first is None:
+            return []
+        if first.type == "identifier" and not first.is_missing:  # the common case, without static_name
+            return [(data[first.start_byte : first.end_byte], first)]
+        name = static_name(data, first)
+        return [(name, first)] if name is not None else []
+    if binding.type in ("inherit", "inherit_from"):
+        attrs = binding.child_by_field_name("attrs")
+        found = ((static_name(data, attr), attr) for attr in (attrs.children_by_field_name("attr") if attrs else ()))
+        return [(name, attr) for name, attr in found if name is not None]
+    return []
+
+
+def _names_of_bindings(doc: Document, container: Node) -> dict[bytes, Binder]:
+    """What a let / rec binds: each binding's first attrpath segment and each inherited name (`${"a"}` too)."""
+    names: dict[bytes, Binder] = {}
+    kind = _KINDS[container.type]
+    for binding in _bindings_of(container):
+        for name, node in _bound_names(doc.data, binding):
+            if name not in names:
+                names[name] = Binder(kind, container, node)
+    return names
+
+
+def _binding_of(doc: Document, container: Node, name: bytes) -> Binder | None:
+    """The first binding of `name` in a let / rec, read up to it (what a lookup or two needs)."""
+    for binding in _bindings_of(container):
+        for bound, node in _bound_names(doc.data, binding):
+            if bound == name:
+                return Binder(_KINDS[container.type], container, node)
     return None
 
 
@@ -92,26 +116,135 @@ def _inside(node: Node, ancestor: Node | None) -> bool:
     return ancestor is not None and ancestor.start_byte <= node.start_byte and node.end_byte <= ancestor.end_byte
 
 
+_NO_BINDER = Binder("free", None, None)
+_READ_UP_TO = 4  # lookups of a let / rec read up to the name before its names are put in a table
+
+
+class Scopes:
+    """The scopes of one document and the binders of names in them, each worked out once.
+
+    A lookup climbs from a node to the scopes around it (a function, let, rec, or a `with` whose body
+    holds it) and asks each what it binds. Every step is remembered: the scope around each node passed,
+    the names each scope binds, and the binder of (scope, name) for the scopes passed, so any number of
+    lookups is linear in the file (`{ a }: with a; with a; … a` made every lookup climb the whole chain,
+    each parent a walk from the root inside tree-sitter: cubic). Parents come from `doc.ancestry`.
+    """
+
+    def __init__(self, doc: Document):
+        self.doc = doc
+        self._around: dict[int, Node | None] = {}  # node id -> the nearest scope around it
+        self._names: dict[int, dict[bytes, Binder]] = {}  # scope id -> what it binds
+        self._asked: dict[int, int] = {}  # let / rec id -> lookups read up to the name
+        self._lexical: dict[tuple[int, bytes], Binder | None] = {}  # (scope id, name) -> its lexical binder
+        self._with: dict[int, Node | None] = {}  # scope id -> the nearest `with` at or around it
+
+    def scope_around(self, node: Node) -> Node | None:
+        """The nearest function, let, rec or `with` (holding `node` in its body) strictly around `node`."""
+        passed = []
+        current = node
+        ancestry = self.doc.ancestry
+        while True:
+            known = self._around.get(current.id, current)
+            if known is not current:
+                found = known
+                break
+            passed.append(current.id)
+            parent = ancestry.parent(current)
+            if parent is None or parent.type in _KINDS or parent.type == "function_expression" or (
+                parent.type == "with_expression" and _inside(current, parent.child_by_field_name("body"))
+            ):
+                found = parent
+                break
+            current = parent
+        for key in passed:
+            self._around[key] = found
+        return found
+
+    def _binds(self, scope: Node, name: bytes) -> Binder | None:
+        """What `scope` binds `name` to. A let / rec is read up to the name for its first few lookups
+        (a recipe asks one or two), then once whole into a table (a file may ask for each of its names)."""
+        names = self._names.get(scope.id)
+        if names is None:
+            if scope.type in _KINDS:
+                asked = self._asked[scope.id] = self._asked.get(scope.id, 0) + 1
+                if asked <= _READ_UP_TO:
+                    return _binding_of(self.doc, scope, name)
+                names = _names_of_bindings(self.doc, scope)
+            elif scope.type == "function_expression":
+                names = _names_of_function(self.doc, scope)
+            else:
+                names = {}  # a `with` binds nothing lexically
+            self._names[scope.id] = names
+        return names.get(name)
+
+    def lexical(self, scope: Node | None, name: bytes) -> Binder | None:
+        """The binder of `name` in `scope` or the scopes around it (None: only a `with`, or nothing)."""
+        passed = []
+        found = None
+        while scope is not None:
+            key = (scope.id, name)
+            if key in self._lexical:
+                found = self._lexical[key]
+                break
+            passed.append(key)
+            found = self._binds(scope, name)
+            if found is not None:
+                break
+            scope = self.scope_around(scope)
+        for key in passed:
+            self._lexical[key] = found
+        return found
+
+    def nearest_with(self, scope: Node | None) -> Node | None:
+        """The innermost `with` among `scope` and the scopes around it."""
+        passed = []
+        found = None
+        while scope is not None:
+            if scope.id in self._with:
+                found = self._with[scope.id]
+                break
+            passed.append(scope.id)
+            if scope.type == "with_expression":
+                found = scope
+                break
+            scope = self.scope_around(scope)
+        for key in passed:
+            self._with[key] = found
+        return found
+
+    def resolve(self, name: str, at: Node, skip: Node | None = None) -> Binder:
+        """The binder of `name` as seen from node `at`, not counting `skip` (the let/rec holding an inherit)."""
+        wanted = name.encode("utf-8", "surrogateescape")
+        scope = self.scope_around(at)
+        found = None
+        if skip is not None and skip.type in _KINDS:
+            inner = scope
+            while inner is not None and inner.id != skip.id:  # only scopes below `skip` (none for an inherit)
+                found = self._binds(inner, wanted)
+                if found is not None:
+                    break
+                inner = self.scope_around(inner)
+            if found is None and inner is not None:
+                found = self.lexical(self.scope_around(inner), wanted)
+        else:
+            found = self.lexical(scope, wanted)
+        if found is not None:
+            return found
+        around = self.nearest_with(scope)
+        return Binder("with", around, None) if around is not None else _NO_BINDER
+
+
+def scopes_of(doc: Document) -> Scopes:
+    """The document's `Scopes`, made on first use."""
+    found = doc.memo.get("scopes")
+    if found is None:
+        found = doc.memo["scopes"] = Scopes(doc)
+    return found
+
+
 def resolve(doc: Document, name: str, at: Node, skip: Node | None = None) -> Binder:
     """The binder of `name` as seen from node `at` (not counting `skip`, a let/rec holding an inherit)."""
-    nearest_with = None
-    child, scope = at, at.parent
-    while scope is not None:
-        if skip is None or scope != skip:
-            found = None
-            if scope.type == "function_expression":
-                found = _bound_by_function(doc, scope, name)
-            elif scope.type in _RECURSIVE:
-                found = _bound_by_bindings(doc, scope, name)
-            elif scope.type == "with_expression" and nearest_with is None:
-                if _inside(child, scope.child_by_field_name("body")):
-                    nearest_with = scope
-            if found is not None:
-                return found
-        child, scope = scope, scope.parent
-    if nearest_with is not None:
-        return Binder("with", nearest_with, None)
-    return Binder("free", None, None)
+    return scopes_of(doc).resolve(name, at, skip)
 
 
 def binder_of(doc: Document, variable: Node) -> Binder:
@@ -121,7 +254,9 @@ def binder_of(doc: Document, variable: Node) -> Binder:
 
 def inherited_binder(doc: Document, inherit: Node, attr: Node) -> Binder:
     """What a plain `inherit name;` reads: the name looked up around the let/rec/attrset holding it."""
-    container = inherit.parent.parent if inherit.parent is not None else None
+    ancestry = doc.ancestry
+    holder = ancestry.parent(inherit)
+    container = ancestry.parent(holder) if holder is not None else None
     return resolve(doc, name_of(doc, attr) or "", inherit, skip=container)
 
 
@@ -169,15 +304,43 @@ class Reference:
 def references_to(doc: Document, name: str) -> list[Reference]:
     """Every reference spelling `name`, in source order, found from a byte search (not a walk of the file)."""
     spelled = name.encode("utf-8", "surrogateescape")
-    found = []
-    for node in nodes_spelling(doc, spelled):
-        parent = node.parent
-        if node.type != "identifier" or parent is None or doc.text(node) != spelled:
-            continue
-        if parent.type == "variable_expression":
-            found.append(Reference(node, binder_of(doc, parent)))
-        elif parent.type == "inherited_attrs" and parent.parent is not None and parent.parent.type == "inherit":
-            found.append(Reference(node, inherited_binder(doc, parent.parent, node)))
+    return [r for r in (_reference(doc, node, spelled) for node in nodes_spelling(doc, spelled)) if r is not None]
+
+
+def _reference(doc: Document, node: Node, spelled: bytes) -> Reference | None:
+    """The reference `node` is, if it is the identifier of a variable or of a plain `inherit` spelling `spelled`."""
+    ancestry = doc.ancestry
+    parent = ancestry.parent(node)
+    if node.type != "identifier" or parent is None or doc.text(node) != spelled:
+        return None
+    if parent.type == "variable_expression":
+        return Reference(node, binder_of(doc, parent))
+    if parent.type == "inherited_attrs":
+        inherit = ancestry.parent(parent)
+        if inherit is not None and inherit.type == "inherit":
+            return Reference(node, inherited_binder(doc, inherit, node))
+    return None
+
+
+_FEW_NAMES = 16  # up to this many names are each searched for in the bytes; more, in one pass over them
+
+
+def references_by_name(doc: Document, names: Sequence[str]) -> dict[str, list[Reference]]:
+    """`references_to(doc, name)` for each of `names`, in one pass over the file when they are many.
+
+    An edit that rewrote a large part of a file makes every name in it a candidate: a search of the
+    whole file for each would be quadratic. Many names are found by one scan for name-like words and
+    one sweep of the cursor over them all; the references are the same.
+    """
+    if len(names) <= _FEW_NAMES:
+        return {name: references_to(doc, name) for name in names}
+    wanted = {name.encode("utf-8", "surrogateescape"): name for name in names}
+    words = [(m.start(), m.end()) for m in _NAME.finditer(doc.data) if m.group() in wanted]
+    found: dict[str, list[Reference]] = {name: [] for name in names}
+    for (start, end), node in zip(words, doc.ancestry.locate(words)):
+        reference = _reference(doc, node, doc.data[start:end])
+        if reference is not None:
+            found[wanted[doc.data[start:end]]].append(reference)
     return found
 
 
@@ -186,7 +349,8 @@ def referenced_names(doc: Document, node: Node) -> set[str]:
     variables = (v for v in walk(node, "variable_expression") if v.end_byte > v.start_byte)
     names = {doc.text(v).decode("utf-8", "surrogateescape") for v in variables}
     for attrs in walk(node, "inherited_attrs"):
-        if attrs.parent is not None and attrs.parent.type == "inherit":
+        holder = doc.ancestry.parent(attrs)
+        if holder is not None and holder.type == "inherit":
             names.update(doc.text(a).decode("utf-8", "surrogateescape") for a in attrs.children_by_field_name("attr")
                          if a.type == "identifier" and not a.is_missing)  # `inherit;` holds a MISSING one
     return names
@@ -201,12 +365,11 @@ def _word_range(data: bytes, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def _around(doc: Document, start: int, end: int) -> Node:
-    """The smallest node holding bytes [start, end) once surrounding whitespace is left out."""
-    text = doc.data[start:end]
+def _trimmed(data: bytes, start: int, end: int) -> tuple[int, int]:
+    """[start, end) without the whitespace around it."""
+    text = data[start:end]
     start += len(text) - len(text.lstrip())
-    end = max(start, end - (len(text) - len(text.rstrip())))
-    return doc.root.descendant_for_byte_range(start, end) or doc.root
+    return start, max(start, end - (len(text) - len(text.rstrip())))
 
 
 def _candidate_names(before: Document, after: Document, edits: Sequence) -> set[str]:
@@ -227,10 +390,13 @@ def _candidate_names(before: Document, after: Document, edits: Sequence) -> set[
             ranges.append((after, (start, start + len(edit.replacement))))
             shift += len(edit.replacement) - (edit.end - edit.start)
     names: set[str] = set()
-    for doc, (first, last) in ranges:
-        first, last = _word_range(doc.data, first, last)
-        names.update(m.group().decode("utf-8", "surrogateescape") for m in _NAME.finditer(doc.data, first, last))
-        names |= referenced_names(doc, _around(doc, first, last))
+    for doc in (before, after):
+        widened = [_word_range(doc.data, first, last) for owner, (first, last) in ranges if owner is doc]
+        for first, last in widened:
+            names.update(m.group().decode("utf-8", "surrogateescape") for m in _NAME.finditer(doc.data, first, last))
+        around = doc.ancestry.locate([_trimmed(doc.data, first, last) for first, last in widened])
+        for node in {node.id: node for node in around}.values():  # the smallest node around each, each once
+            names |= referenced_names(doc, node)
     return names - _KEYWORDS
 
 
@@ -238,9 +404,7 @@ def _only_literal_text(before: Document, after: Document, edits: Sequence) -> bo
     """Whether every edit only rewrote literal string text, before and after, and nothing else re-structured."""
     if after.changed is None:
         return False
-    return all(inside_literal_text(before, e.start, e.end) for e in edits) and all(
-        inside_literal_text(after, start, end) for start, end in after.changed
-    )
+    return inside_literal_text(before, [(e.start, e.end) for e in edits]) and inside_literal_text(after, after.changed)
 
 
 class _Shift:
@@ -280,11 +444,13 @@ def newly_unbound(before: Document, after: Document, edits: Sequence, names: set
         return []
     shift = _Shift(edits)
     found = []
-    for name in sorted(_candidate_names(before, after, edits) if names is None else names):
-        new = [r for r in references_to(after, name) if r.free]
-        if not new:
-            continue
-        old = references_to(before, name)
+    candidates = sorted(_candidate_names(before, after, edits) if names is None else names)
+    after_references = references_by_name(after, candidates)
+    free = [name for name in candidates if any(r.free for r in after_references[name])]
+    before_references = references_by_name(before, free)
+    for name in free:
+        new = [r for r in after_references[name] if r.free]
+        old = before_references[name]
         moved = {shift.map(r.node.start_byte, r.node.end_byte): r for r in old}
         already_free = any(r.free for r in old)
         for reference in new:
