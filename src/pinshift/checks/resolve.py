@@ -62,7 +62,7 @@ class Resolver:
             if self.lookups >= self.budget:
                 return None, tuple(via)
             self.lookups += 1
-            value = bound_value(binder_of(self.doc, node))
+            value = bound_value(self.doc, binder_of(self.doc, node))
             if value is None:
                 break
             via.append(self.doc.text(node).decode("utf-8", "replace"))

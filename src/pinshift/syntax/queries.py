@@ -274,26 +274,74 @@ def bindings_spelling(doc: Document, names) -> list[Binding]:
     for "cudaCapabilities"), in source order, found from a byte search for each name and a climb from each
     place (not a walk of the file): a reader needing a handful of bindings pays for those bindings. (One
     regular expression for all names scans slower than these searches: 0.49 s against 0.29 s for the
-    facts of 1,804 recipes.)"""
-    memo: dict = {}
+    facts of 1,804 recipes.) Parents come from `doc.ancestry`; each container's path is found once."""
+    memo: dict[int, tuple[tuple, Node]] = {}
     found: dict[int, Binding] = {}
     for name in names:
         spelled = name.encode("utf-8", "surrogateescape")
         for node in nodes_spelling(doc, spelled):
-            attrpath = node.parent
-            if node.type != "identifier" or attrpath is None or attrpath.type != "attrpath":
+            if node.type != "identifier" or doc.text(node) != spelled:
                 continue
-            binding = attrpath.parent
-            if binding is None or binding.type != "binding" or binding.id in found or doc.text(node) != spelled:
+            attrpath = doc.ancestry.parent(node)
+            if attrpath is None or attrpath.type != "attrpath":
+                continue
+            binding = doc.ancestry.parent(attrpath)
+            if binding is None or binding.type != "binding" or binding.id in found:
                 continue
             value = binding.child_by_field_name("expression")
-            container = _container_of(binding)
+            container = _container_of(doc, binding)
             if value is None or container is None or binding.child_by_field_name("attrpath") != attrpath:
                 continue
             prefix, root = _prefix_and_root(doc, container, memo)
-            own = tuple(s.name for s in attrpath_segments(doc, attrpath))
-            found[binding.id] = Binding(binding, attrpath, prefix + own, value, container, root)
+            path = prefix + tuple(s.name for s in attrpath_segments(doc, attrpath))
+            found[binding.id] = Binding(binding, attrpath, path, value, container, root, None, len(path))
     return sorted(found.values(), key=lambda b: b.node.start_byte)
+
+
+def _container_of(doc: Document, binding: Node) -> Node | None:
+    """The attrset or let holding `binding`."""
+    binding_set = doc.ancestry.parent(binding)
+    if binding_set is None or binding_set.type != "binding_set":
+        return None
+    return doc.ancestry.parent(binding_set)
+
+
+def _attrset_parent_binding(doc: Document, container: Node) -> Node | None:
+    """The binding whose value is `container`, directly or as an operand of `//` or inside parentheses."""
+    node = container
+    while (above := doc.ancestry.parent(node)) is not None:
+        if above.type == "parenthesized_expression":
+            node = above
+            continue
+        if above.type == "binary_expression":
+            operator = above.child_by_field_name("operator")
+            if operator is None or operator.type != "//":
+                return None
+            node = above
+            continue
+        if above.type == "binding" and above.child_by_field_name("expression") == node:
+            return above
+        return None
+    return None
+
+
+def _prefix_and_root(doc: Document, container: Node, memo: dict) -> tuple[tuple, Node]:
+    """The path of the bindings around `container` and the outermost container it is counted from; climbed
+    without recursion, each container's answer remembered (a file 8,000 attrsets deep costs 8,000 steps)."""
+    chain: list[tuple[Node, Node | None]] = []  # (container, the binding whose value it is), innermost first
+    current: Node | None = container
+    while current is not None and current.id not in memo:
+        outer = _attrset_parent_binding(doc, current) if current.type in ATTRSET_TYPES else None
+        chain.append((current, outer))
+        current = _container_of(doc, outer) if outer is not None else None
+    prefix, root = memo[current.id] if current is not None else ((), None)
+    for node, outer in reversed(chain):
+        if outer is None or root is None:
+            prefix, root = (), node
+        else:
+            prefix = prefix + tuple(s.name for s in attrpath_segments(doc, outer.child_by_field_name("attrpath")))
+        memo[node.id] = (prefix, root)
+    return memo[container.id]
 
 
 def find_bindings(doc: Document, dotted: str, within: Node | None = None) -> list[Binding]:
