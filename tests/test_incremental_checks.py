@@ -134,3 +134,25 @@ def test_unbound_references_found_from_the_edited_names_equal_a_check_of_every_n
     found = newly_unbound(before, after, edits)
     assert found == newly_unbound(before, after, edits, names=everything)
     event("unbound" if found else "all bound")
+
+
+def test_an_insertion_where_a_replacement_starts_reparses_as_a_fresh_parse():
+    """Edits that touch (an insertion at the offset a replacement starts at) are told to the old tree as one:
+    told one by one, the second was placed by coordinates the first had moved, and the incremental tree and its
+    problems differed from a fresh parse (355 of 1,700 such pairs on three small files; found by hypothesis)."""
+    from pinshift.edits import Edit
+
+    sources = [b'{ a = 1; b = [ x y ]; c = "s"; }\n', b"let x = 1; in { inherit x; y = x + 2; }\n"]
+    compared = 0
+    for source in sources:
+        doc = parse_document(source, "r.nix")
+        for start in range(len(source) - 1):
+            for end in range(start + 1, min(len(source), start + 3)):
+                for inserted, replacement in ((b"(", b""), (b" ", b"q"), (b'"', b" w ")):
+                    edits = [Edit(start, start, inserted, "t"), Edit(start, end, replacement, "t")]
+                    new = apply_edits(source, edits)
+                    incremental, fresh = doc.reparse(new, edits), parse_document(new, "r.nix")
+                    assert str(incremental.root) == str(fresh.root), (source, start, end, inserted, replacement)
+                    assert [str(p) for p in incremental.problems] == [str(p) for p in fresh.problems]
+                    compared += 1
+    assert compared > 400

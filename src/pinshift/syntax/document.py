@@ -161,7 +161,7 @@ class Document:
             end = max(edit.end for edit in edits)
             grown = sum(len(edit.replacement) - (edit.end - edit.start) for edit in edits)
             edits = [_Told(start, end, data[start : end + grown])]
-        for edit in sorted(edits, key=lambda e: e.start, reverse=True):
+        for edit in reversed(self._coalesced(edits)):
             start = self._point(edit.start)
             tree.edit(
                 start_byte=edit.start,
@@ -172,6 +172,19 @@ class Document:
                 new_end_point=_advance(start, edit.replacement),
             )
         return tree
+
+    def _coalesced(self, edits) -> list:
+        """`edits` in order, those that touch (an insertion where a replacement starts or ends) told as one:
+        told one by one, the second would be placed by coordinates the first has already moved."""
+        merged: list = []
+        for edit in sorted(edits, key=lambda e: (e.start, e.end)):
+            if merged and edit.start <= merged[-1].end:
+                last = merged[-1]
+                merged[-1] = _Told(last.start, edit.end,
+                                   last.replacement + self.data[last.end:edit.start] + edit.replacement)
+            else:
+                merged.append(edit)
+        return merged
 
     @cached_property
     def problems(self) -> tuple[Problem, ...]:
