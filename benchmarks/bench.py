@@ -14,7 +14,7 @@ apply each in a fresh clone whose checkout is synced to disk before it is timed)
 
 Each pinshift command is measured twice: *cold*, with the plan memo off (`PINSHIFT_CACHE=off`: every
 file read, parsed and planned), and *warm*, after an untimed run of the same command has filled the
-plan memo (src/pinshift/plan_memo.py) in the benchmark's own cache directory, as a `--dry-run` fills it
+plan memo (src/pinshift/planning/memo.py) in the benchmark's own cache directory, as a `--dry-run` fills it
 for the `migrate` that follows. It prints a table of times and one of the ratios the issue sets
 targets for, cold and warm: dry-run / parse (<= 1.0), migrate / (sed + add + commit) (<= 2.0),
 apply / ast-grep (<= 1.0), and peak RSS (<= 300 MB at 10,000, <= 400 MB at 40,000). ast-grep comes

@@ -4,13 +4,13 @@
 as the first binding of the file's top-level `let` (above the comments of what was first), or a
 new `let ... in` on the body's first line; inline when that `let` or the body shares the line of
 `let` / the colon. Indentation (tabs or spaces), line endings and a blank line after it follow
-the file (pinshift.syntax.layout).
+the file (pinshift.steps.layout).
 """
 
 from __future__ import annotations
 
 from pinshift.edits import Edit
-from pinshift.syntax import layout
+from pinshift.steps import layout
 
 
 def _binding_lines(params, indent: bytes) -> list[bytes]:

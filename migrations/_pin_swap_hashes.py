@@ -3,7 +3,7 @@
 - "keep" (the default): the hash is left as it is and warned ("hash must be refreshed").
 - "remove": the fetcher's `sha256`/`hash` binding is deleted (its whole line when it has
   one of its own), so Nix fetches the new revision unpinned or reports the right hash.
-- a sha256 value (after `hash = "compute"`, the one pinshift.pin_inputs computed): the
+- a sha256 value (after `hash = "compute"`, the one pinshift.checks.pin_inputs computed): the
   NAR hash of the new revision's unpacked archive, written where that is the hash Nix
   checks: `builtins.fetchTarball`/`fetchTarball`, `fetchzip` and `fetchFromGitHub`
   (without `postFetch`, `stripRoot = false`, `fetchSubmodules = true` or another
@@ -23,9 +23,9 @@
 from __future__ import annotations
 
 from pinshift.edits import Edit
-from pinshift.nar import hash_format, render_sha256
-from pinshift.steps import StepOutput
-from pinshift.syntax import layout
+from pinshift.nixpkgs.nar import hash_format, render_sha256
+from pinshift.steps.kind import StepOutput
+from pinshift.steps import layout
 from pinshift.syntax.queries import as_string, unwrap
 
 UNPACKING = ("fetchTarball", "fetchzip", "fetchFromGitHub")

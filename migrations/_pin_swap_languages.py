@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from pinshift import languages
 from pinshift.edits import Edit
-from pinshift.steps import StepOutput
+from pinshift.steps.kind import StepOutput
 from pinshift.syntax.document import Document as NixDocument
 
 _HEX_WORD = re.compile(rb"(?<![A-Za-z0-9_])[0-9a-fA-F]{7,40}(?![A-Za-z0-9_])")

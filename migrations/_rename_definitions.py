@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from pinshift.steps import StepOutput
+from pinshift.steps.kind import StepOutput
 from pinshift.syntax.package_sets import Definition, PackageSets, layer_definitions
 from pinshift.syntax.scopes import references
 

@@ -54,13 +54,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pinshift import fileops
+from pinshift.files import fileops
 from pinshift.edits import Edit
 from pinshift.errors import ParamError
-from pinshift.globs import matches
+from pinshift.files.globs import matches
 from pinshift.migrations import set_binding
 from pinshift.migrations._file_names import Naming, self_reference_edits, stem
-from pinshift.steps import StepContext, StepOutput
+from pinshift.steps.kind import StepContext, StepOutput
 from pinshift.syntax.queries import find_bindings
 
 NAME = "clone-files"

@@ -42,8 +42,8 @@ from typing import Literal
 
 from pinshift.edits import Edit
 from pinshift.errors import ParamError, StepFailed
-from pinshift.steps import StepContext, StepOutput
-from pinshift.syntax import layout
+from pinshift.steps.kind import StepContext, StepOutput
+from pinshift.steps import layout
 from pinshift.migrations._results import result_overrides
 from pinshift.syntax.queries import STRING_TYPES, as_string, nodes_spelling, override_attrs, unwrap, walk
 

@@ -102,7 +102,7 @@ from pinshift.edits import Edit
 from pinshift.errors import ParamError
 from pinshift.migrations._pin_nixpkgs_layout import binding_edit
 from pinshift.migrations.pin_swap import pin_sites
-from pinshift.steps import StepContext, StepOutput
+from pinshift.steps.kind import StepContext, StepOutput
 from pinshift.syntax.document import parse_document
 from pinshift.syntax.queries import name_of, unwrap, walk
 from pinshift.syntax.scopes import Binder, binder_of, inherited_binder

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from pinshift.edits import Edit
 from pinshift.errors import ParamError
-from pinshift.steps import StepContext, StepOutput
+from pinshift.steps.kind import StepContext, StepOutput
 
 if TYPE_CHECKING:  # libcst loads only when a Python file is planned (keeps Nix-only runs light)
     import libcst as cst

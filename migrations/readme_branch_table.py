@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 from pinshift.edits import Edit, apply_edits
 from pinshift.errors import ParamError
 from pinshift.languages.markdown import MarkdownDocument, Row, Table, plain_text
-from pinshift.steps import StepContext, StepOutput
+from pinshift.steps.kind import StepContext, StepOutput
 
 NAME = "readme-branch-table"
 LANGUAGES = ("markdown",)

@@ -30,10 +30,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pinshift import fileops
+from pinshift.files import fileops
 from pinshift.errors import ParamError
-from pinshift.globs import matches
-from pinshift.steps import StepContext, StepOutput
+from pinshift.files.globs import matches
+from pinshift.steps.kind import StepContext, StepOutput
 
 NAME = "remove-files"
 LANGUAGES = ()  # no file is parsed: any selected file is removed

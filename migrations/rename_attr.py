@@ -80,7 +80,7 @@ from typing import Literal
 from pinshift.edits import Edit
 from pinshift.errors import ParamError
 from pinshift.migrations._rename_definitions import Reader, check_definitions
-from pinshift.steps import StepContext, StepOutput
+from pinshift.steps.kind import StepContext, StepOutput
 from pinshift.syntax.queries import name_of, nodes_spelling, unwrap
 from pinshift.syntax.scopes import binder_of, inherited_binder, resolve
 

@@ -65,7 +65,7 @@ from dataclasses import dataclass, field
 
 from pinshift.edits import Edit
 from pinshift.errors import ParamError
-from pinshift.steps import StepContext, StepOutput
+from pinshift.steps.kind import StepContext, StepOutput
 from pinshift.syntax.attrnames import static_name
 from pinshift.syntax.queries import walk
 from pinshift.syntax.scopes import binder_of, inherited_binder, is_nix_global, resolve

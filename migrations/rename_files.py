@@ -49,9 +49,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pinshift import fileops
+from pinshift.files import fileops
 from pinshift.migrations._file_names import Naming, self_reference_edits, stem
-from pinshift.steps import StepContext, StepOutput
+from pinshift.steps.kind import StepContext, StepOutput
 
 NAME = "rename-files"
 LANGUAGES = ("nix",)  # the files whose self-references it edits; any selected file is renamed

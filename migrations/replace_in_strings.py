@@ -58,7 +58,7 @@ from dataclasses import dataclass
 
 from pinshift.edits import Edit
 from pinshift.errors import ParamError
-from pinshift.steps import StepContext, StepOutput
+from pinshift.steps.kind import StepContext, StepOutput
 from pinshift.syntax.queries import as_string, find_bindings, unwrap, walk
 
 NAME = "replace-in-strings"

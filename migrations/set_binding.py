@@ -86,8 +86,8 @@ from typing import Literal
 
 from pinshift.errors import ParamError
 from pinshift.edits import Edit
-from pinshift.steps import StepContext, StepOutput
-from pinshift.syntax import layout
+from pinshift.steps.kind import StepContext, StepOutput
+from pinshift.steps import layout
 from pinshift.syntax.document import parse_document
 from pinshift.migrations._results import binding_overrides, result_overrides
 from pinshift.syntax.queries import ATTRSET_TYPES, bindings, find_bindings, name_of, override_attrs, unwrap

@@ -10,11 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from pinshift.demo.matrix import OLD_REV, Variant, render_recipe, variants
-from pinshift.files import DirectoryTree
-from pinshift.plan import Plan
-from pinshift.recipes import load_recipe_file, validate_recipe
-from pinshift.runner import plan_recipe
-from pinshift.steps import load_kinds_from
+from pinshift.files.tree import DirectoryTree
+from pinshift.planning.plan import Plan
+from pinshift.recipes.recipe import load_recipe_file, validate_recipe
+from pinshift.planning.runner import plan_recipe
+from pinshift.steps.registry import load_kinds_from
 
 REPORTS = Path(__file__).parent / "fixtures" / "reports"
 BASE_COMMIT = "1111111111111111111111111111111111111111"
@@ -57,7 +57,7 @@ def build_plan(root: Path, committed: bool = False) -> Plan:
     """Plan the fixture recipe over `root` with the real runner; `committed` fills in fixed commit ids."""
     recipe = load_recipe_file(REPORTS / "recipe.toml", "recipe.toml")
     kinds = load_kinds_from(REPORTS / "migrations")
-    plan = plan_recipe(DirectoryTree(root, use_git=False), recipe, validate_recipe(recipe, kinds))
+    plan = plan_recipe(DirectoryTree(root), recipe, validate_recipe(recipe, kinds))
     plan.repository = "https://github.com/example/build-pytorch"
     plan.base, plan.base_commit, plan.target = recipe.base, BASE_COMMIT, recipe.target
     for step in plan.steps:

@@ -12,10 +12,10 @@ import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from pinshift.files import DirectoryTree
-from pinshift.plan import StepPlan
-from pinshift.runner import WorkingSet, plan_step
-from pinshift.steps import bundled_kinds
+from pinshift.files.tree import DirectoryTree
+from pinshift.planning.plan import StepPlan
+from pinshift.planning.runner import WorkingSet, plan_step
+from pinshift.steps.registry import bundled_kinds
 
 STEPS = Path(__file__).parent / "fixtures" / "steps"
 _TOKEN = re.compile(r"\w+|[^\w\s]")
@@ -24,7 +24,7 @@ _TOKEN = re.compile(r"\w+|[^\w\s]")
 def run_step(kind: str, params: Mapping, root: Path, globs: Sequence[str] = ("**/*.nix",)) -> tuple[StepPlan, dict[str, bytes]]:
     """Plan one bundled step over the files under `root`; (plan, changed path -> new bytes). Writes nothing."""
     step_kind = bundled_kinds()[kind]
-    files = WorkingSet(DirectoryTree(root, use_git=False))
+    files = WorkingSet(DirectoryTree(root))
     plan = plan_step(files, step_kind, step_kind.parse_params(params), globs, raw_params=params)
     return plan, {path: files.read(path) for path in files.changed}
 

@@ -153,7 +153,7 @@ def test_sri_format_and_every_way_to_name_the_revision(run_cli, tmp_path):
     for name in (rev, rev[:9], "master", "nixos-unstable", "25.05", "HEAD"):
         assert pinshift_hash(run_cli, repo, name) == base32
     sri = pinshift_hash(run_cli, repo, "master", "--format", "sri")
-    from pinshift.nar import parse_sha256
+    from pinshift.nixpkgs.nar import parse_sha256
 
     assert sri.startswith("sha256-") and parse_sha256(sri) == parse_sha256(base32)
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import git as gitpython
 
 from pinshift.demo.matrix import OLD_REV, render_recipe, variants
-from pinshift.files import SkippedFile
-from pinshift.gitrepo import CommitTree
-from pinshift.recipes import find_recipe, validate_recipe
-from pinshift.runner import RunOptions, plan_recipe
-from pinshift.steps import available_kinds
+from pinshift.files.tree import SkippedFile
+from pinshift.git.repo import CommitTree
+from pinshift.recipes.recipe import find_recipe, validate_recipe
+from pinshift.planning.runner import RunOptions, plan_recipe
+from pinshift.steps.registry import available_kinds
 
 
 def _repo(make_repo, count: int):

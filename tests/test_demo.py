@@ -10,7 +10,7 @@ from conftest import git
 
 from pinshift.demo.build import build_demo
 from pinshift.demo.matrix import OLD_REV
-from pinshift.steps import bundled_kinds
+from pinshift.steps.registry import bundled_kinds
 from pinshift.syntax.document import parse_document
 
 TARGET = "pytorch-2.10-cuda12_9"

@@ -10,12 +10,12 @@ import pytest
 from conftest import git
 
 from pinshift.errors import GitError, PinshiftError, StepFailed
-from pinshift.fileops import FileOp, check_file_ops, clone, remove, rename
-from pinshift.files import DirectoryTree
+from pinshift.files.fileops import FileOp, check_file_ops, clone, remove, rename
+from pinshift.files.tree import DirectoryTree
 from pinshift.migrations._file_names import Naming, self_reference_edits
-from pinshift.plan import FileChange, Outcome, Plan, StepPlan, TreeChange, tree_changes
-from pinshift.runner import RunOptions, WorkingSet, plan_step
-from pinshift.steps import bundled_kinds
+from pinshift.planning.plan import FileChange, Outcome, Plan, StepPlan, TreeChange, tree_changes
+from pinshift.planning.runner import RunOptions, WorkingSet, plan_step
+from pinshift.steps.registry import bundled_kinds
 from pinshift.syntax.document import parse_document
 
 STEM = "pytorch-python312-cpu-avx"
@@ -121,9 +121,9 @@ def test_tree_changes_write_first_and_delete_only_paths_not_written():
 
 
 def test_writes_creations_and_removals_are_all_or_nothing(tmp_path):
-    """apply's writer (pinshift.replace) takes renames' and clones' new files and removals with the rest."""
+    """apply's writer (pinshift.files.replace) takes renames' and clones' new files and removals with the rest."""
     from pinshift.errors import WriteFailed
-    from pinshift.replace import Replacement, replace_all
+    from pinshift.files.replace import Replacement, replace_all
 
     (tmp_path / "a.nix").write_bytes(b"old")
     (tmp_path / "gone.nix").write_bytes(b"bye")
@@ -142,8 +142,8 @@ def test_writes_creations_and_removals_are_all_or_nothing(tmp_path):
 
 
 def test_worktree_never_creates_a_file_through_a_symlinked_directory(make_repo, tmp_path):
-    from pinshift.gitcommit import add_worktree
-    from pinshift.gitrepo import Repository
+    from pinshift.git.commit import add_worktree
+    from pinshift.git.repo import Repository
 
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -172,7 +172,7 @@ def plan_kind(tmp_path: Path, files: dict[str, str], kind: str, params: dict, gl
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text(text)
     step_kind = bundled_kinds()[kind]
-    return plan_step(WorkingSet(DirectoryTree(tmp_path, use_git=False)), step_kind, step_kind.parse_params(params),
+    return plan_step(WorkingSet(DirectoryTree(tmp_path)), step_kind, step_kind.parse_params(params),
                      globs, options=RunOptions())
 
 

@@ -24,8 +24,8 @@ from pinshift.checks.eval import evaluate, nix_string
 from pinshift.cli import main
 from pinshift.demo.build import build_demo
 from pinshift.demo.flox_args import flox_variants
-from pinshift.globs import matches
-from pinshift.recipes import find_recipe
+from pinshift.files.globs import matches
+from pinshift.recipes.recipe import find_recipe
 from pinshift.syntax.document import parse_document
 from pinshift.syntax.queries import functions, unwrap, walk
 from pinshift.syntax.scopes import binder_of

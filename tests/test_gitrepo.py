@@ -8,9 +8,9 @@ import pytest
 from conftest import git
 
 from pinshift.errors import GitError
-from pinshift.files import SkippedFile
-from pinshift.gitcommit import add_worktree
-from pinshift.gitrepo import Repository, listed_files
+from pinshift.files.tree import SkippedFile
+from pinshift.git.commit import add_worktree
+from pinshift.git.repo import Repository, listed_files
 
 
 def test_listed_files_is_kept(make_repo):

@@ -220,7 +220,7 @@ def test_apply_summary_and_error_lines_escape_file_names(tmp_path):
 
 def test_the_coloured_text_report_keeps_its_own_colours_and_escapes_the_files(tmp_path):
     """With colour on, pinshift's own SGR codes stay; the file's escape sequences are shown as text."""
-    from pinshift.plan import FileChange, Outcome, Plan, StepPlan, Warning
+    from pinshift.planning.plan import FileChange, Outcome, Plan, StepPlan, Warning
     from pinshift.report.text import render_text
 
     before = f'{{ a = "{ESC}"; }}\r\n'.encode()

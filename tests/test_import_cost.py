@@ -44,12 +44,12 @@ def test_planning_nix_steps_loads_no_libcst(tmp_path):
     )
     script = (
         "import sys, json\n"
-        "from pinshift.files import DirectoryTree\n"
-        "from pinshift.runner import WorkingSet, plan_step\n"
-        "from pinshift.steps import bundled_kinds\n"
+        "from pinshift.files.tree import DirectoryTree\n"
+        "from pinshift.planning.runner import WorkingSet, plan_step\n"
+        "from pinshift.steps.registry import bundled_kinds\n"
         "kind = bundled_kinds()['pin-swap']\n"
         "params = kind.parse_params({'old': '6a030d5', 'new': '0182a361324364ae3f436a63005877674cf45efb'})\n"
-        f"files = WorkingSet(DirectoryTree({str(tmp_path)!r}, use_git=False))\n"
+        f"files = WorkingSet(DirectoryTree({str(tmp_path)!r}))\n"
         "plan = plan_step(files, kind, params, ['**/*.nix'])\n"
         "print(len(files.changed), json.dumps(sorted(sys.modules)))\n"
     )

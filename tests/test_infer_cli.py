@@ -302,7 +302,7 @@ def test_the_recipe_proof_drops_a_step_whose_plan_changes_what_target_keeps(repo
     from pinshift.infer.candidates import Candidate
     from pinshift.infer.engine import InferOptions, Inference, open_comparison, prove
     from pinshift.infer.prove import Accepted
-    from pinshift.kinds import available_kinds
+    from pinshift.steps.registry import available_kinds
 
     commit_on(repo, "target", {f"pkgs/{n}.nix": by_hand(repo, n, comment=False) for n in ("a", "b")})
     comparison, setting = open_comparison(InferOptions("base", "target", repo=repo))

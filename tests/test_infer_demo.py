@@ -20,8 +20,8 @@ from conftest import FIXTURES, git
 from pinshift.cli import main
 from pinshift.demo.build import build_demo
 from pinshift.demo.python_branch import PARAGRAPH, RECIPE_FILE as PYTHON311_RECIPE, build_python312_demo
-from pinshift.globs import matches
-from pinshift.recipes import _bundled_dir
+from pinshift.files.globs import matches
+from pinshift.recipes.recipe import _bundled_dir
 
 PKGS = ".flox/pkgs"
 BUNDLED = _bundled_dir()

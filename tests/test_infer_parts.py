@@ -17,7 +17,7 @@ from pinshift.infer.hunks import distance, hunks, lcs_length, overreach
 from pinshift.infer.names import name_change
 from pinshift.infer.propose_pins import abbreviation
 from pinshift.infer.recipe_toml import render
-from pinshift.placeholders import expand
+from pinshift.recipes.placeholders import expand
 
 
 # --- hunks --------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 import infer_shapes as shapes
 from conftest import FIXTURES, git
 from pinshift.cli import main
-from pinshift.globs import matches
+from pinshift.files.globs import matches
 from pinshift.infer.blocks import first_mixed_block
 
 PKGS = shapes.PKGS

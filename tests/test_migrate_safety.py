@@ -260,7 +260,7 @@ def test_a_relative_hooks_path_runs_the_users_hooks(tmp_path, repo, run_cli):
 
 def test_a_killed_runs_commit_index_is_removed_by_the_next_run_and_a_live_ones_is_not(repo, scratch, run_cli):
     """Plumbing commits keep a private index in $TMPDIR/pinshift-index-<pid>-<start>-*; SIGKILL cannot remove it."""
-    from pinshift.gitcommit import _process_start
+    from pinshift.git.commit import _process_start
 
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()

@@ -1,4 +1,4 @@
-"""pinshift.nar against Nix itself: NAR bytes equal `nix-store --dump`, hashes equal `nix-hash`, notations round-trip."""
+"""pinshift.nixpkgs.nar against Nix itself: NAR bytes equal `nix-store --dump`, hashes equal `nix-hash`, notations round-trip."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import require_nix_tool
-from pinshift.nar import (
+from pinshift.nixpkgs.nar import (
     Directory, File, Symlink, from_base32, hash_format, leaves, nar_bytes, nar_sha256, parse_sha256, render_sha256,
     to_base32,
 )

@@ -14,9 +14,9 @@ import pytest
 from conftest import FIXTURES, git
 from pinshift.demo.matrix import Variant, render_recipe
 from pinshift.errors import RecipeError
-from pinshift.placeholders import PlaceholderError, expand
-from pinshift.recipes import parse_recipe, validate_recipe
-from pinshift.steps import available_kinds
+from pinshift.recipes.placeholders import PlaceholderError, expand
+from pinshift.recipes.recipe import parse_recipe, validate_recipe
+from pinshift.steps.registry import available_kinds
 
 DOCS = FIXTURES / "docs"
 BUNDLED = "pytorch-2.10-cuda12_9"

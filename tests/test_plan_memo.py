@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 from conftest import git
 
-from pinshift import plan_memo, runner
+from pinshift.planning import memo as plan_memo
+from pinshift.planning import runner
 from pinshift.demo.build import build_demo
 from pinshift.demo.python_branch import RECIPE_FILE, build_python312_demo
 
@@ -208,7 +209,7 @@ def test_step_kinds_from_outside_pinshift_are_never_remembered(run_cli, make_rep
         '"""Upper-case every string fragment."""\n'
         "from dataclasses import dataclass\n"
         "from pinshift.edits import Edit\n"
-        "from pinshift.steps import StepOutput\n"
+        "from pinshift.steps.kind import StepOutput\n"
         "NAME = 'shout'\n"
         "@dataclass(frozen=True)\n"
         "class Params:\n"
@@ -231,8 +232,8 @@ def test_step_kinds_from_outside_pinshift_are_never_remembered(run_cli, make_rep
 
 
 def test_the_fingerprint_changes_with_the_code_params_and_globs_and_refuses_what_it_cannot_spell(monkeypatch):
-    from pinshift.kinds import available_kinds, get_kind
-    from pinshift.runner import StepJob
+    from pinshift.steps.registry import available_kinds, get_kind
+    from pinshift.planning.runner import StepJob
 
     kind = get_kind(available_kinds(None, None), "rename-attr")
     params = kind.params_type(from_="python3Packages", to="python313Packages")
@@ -363,7 +364,7 @@ def test_a_file_above_another_size_limit_is_skipped_not_looked_up(run_cli, demo,
 def test_git_trees_learn_sizes_only_for_files_they_read(make_repo):
     """CommitTree no longer asks git for every size up front; a read still skips a blob above the limit without
     fetching it, and a prefetch leaves such a blob out."""
-    from pinshift.gitrepo import Repository
+    from pinshift.git.repo import Repository
 
     root = make_repo({"small.nix": "{ }\n", "big.nix": "{ x = \"" + "a" * 5000 + "\"; }\n"})
     tree = Repository.open(root).tree("HEAD", 1000)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from pinshift import plan_memo
+from pinshift.planning import memo as plan_memo
 
 ROOT = Path(__file__).resolve().parent.parent
 RECIPE = (Path(__file__).parent / "fixtures" / "steps" / "metadata-rev" / "bump.nix").read_text()
@@ -256,7 +256,7 @@ class BundledKindsElsewhere:  # what an editable install's finder does: pinshift
         return None
 
 sys.meta_path.insert(0, BundledKindsElsewhere)
-from pinshift import plan_memo
+from pinshift.planning import memo as plan_memo
 import pinshift.migrations
 assert pinshift.migrations.__file__.startswith(copy), pinshift.migrations.__file__
 print(plan_memo.code_fingerprint())

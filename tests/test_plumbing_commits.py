@@ -19,7 +19,7 @@ from migrate_repo import hook, scratch, swaps_args, worktree_dirs  # noqa: F401
 
 from pinshift.demo.build import RECIPE, build_demo
 from pinshift.demo.python_branch import BRANCH as PY312, RECIPE_FILE as PY311_RECIPE, build_python312_demo
-from pinshift.gitcommit import stripspace
+from pinshift.git.commit import stripspace
 
 PINSHIFT = [sys.executable, "-c", "from pinshift.cli import run; run()"]
 FIXED = {"GIT_AUTHOR_DATE": "2026-11-23T10:00:00+0000", "GIT_COMMITTER_DATE": "2026-11-23T10:00:00+0000"}
@@ -188,8 +188,8 @@ class _Written:
 
 
 def _committer(repo):
-    from pinshift.gitcommit import PlumbingCommits
-    from pinshift.gitrepo import Repository
+    from pinshift.git.commit import PlumbingCommits
+    from pinshift.git.repo import Repository
 
     repository = Repository.open(repo)
     return PlumbingCommits(repository, git(repo, "rev-parse", "HEAD").strip())
@@ -218,7 +218,7 @@ def test_a_commit_of_many_distinct_files_never_holds_their_bytes_at_once(make_re
 
 
 def test_streamed_blobs_have_gits_ids_and_are_stored(make_repo):
-    from pinshift.gitcommit import BlobStream
+    from pinshift.git.commit import BlobStream
 
     repo = make_repo({"a": "x\n"})
     with BlobStream(repo, dict(os.environ)) as blobs:

@@ -24,13 +24,13 @@ import pytest
 import tomllib
 from conftest import git, without_loading_notices
 
-from pinshift import plan_memo
+from pinshift.planning import memo as plan_memo
 from pinshift.demo.matrix import OLD_REV, render_recipe, variants
-from pinshift.files import DirectoryTree
+from pinshift.files.tree import DirectoryTree
 from pinshift.interrupts import handling_signals
-from pinshift.kinds import bundled_kinds
-from pinshift.recipes import parse_recipe, validate_recipe
-from pinshift.runner import RunOptions, plan_recipe
+from pinshift.steps.registry import bundled_kinds
+from pinshift.recipes.recipe import parse_recipe, validate_recipe
+from pinshift.planning.runner import RunOptions, plan_recipe
 
 MIGRATIONS = Path(__file__).parent / "fixtures" / "migrations"
 RECIPE = """
@@ -118,7 +118,7 @@ def test_an_interrupt_in_the_memo_loop_ends_the_pool_before_it_leaves_the_runner
     with pytest.raises(KeyboardInterrupt):
         with handling_signals():
             try:
-                plan_recipe(DirectoryTree(tmp_path, use_git=False), recipe, steps, RunOptions(jobs=2, memo=memo))
+                plan_recipe(DirectoryTree(tmp_path), recipe, steps, RunOptions(jobs=2, memo=memo))
             except KeyboardInterrupt:
                 # still inside the interrupt, its traceback alive: the pool must be gone already
                 assert multiprocessing.active_children() == []
@@ -132,7 +132,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from pinshift.steps import StepOutput
+from pinshift.steps.kind import StepOutput
 
 NAME = "slow-plan"
 

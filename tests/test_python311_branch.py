@@ -248,10 +248,10 @@ def test_markdown_report_shows_renames_with_their_diffs(tmp_path, run_cli):
 
 def test_parallel_workers_plan_exactly_what_one_process_plans(migrated):
     """Forked workers read renamed files through the WorkingSet overlay (git objects, batched), like the parent."""
-    from pinshift.gitrepo import Repository
-    from pinshift.recipes import load_recipe_file, validate_recipe
-    from pinshift.runner import RunOptions, plan_recipe
-    from pinshift.steps import available_kinds
+    from pinshift.git.repo import Repository
+    from pinshift.recipes.recipe import load_recipe_file, validate_recipe
+    from pinshift.planning.runner import RunOptions, plan_recipe
+    from pinshift.steps.registry import available_kinds
 
     root, _, _ = migrated
     repository = Repository.open(root)

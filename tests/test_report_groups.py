@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pinshift.plan import FileChange, Outcome, StepPlan, Warning
+from pinshift.planning.plan import FileChange, Outcome, StepPlan, Warning
 from pinshift.report.groups import (Location, change_groups, group_lines, group_text, message_key, note_groups,
                                     refused_groups, run_notes, shown_message, skipped_groups, split_location,
                                     warning_groups)
@@ -133,7 +133,7 @@ def test_removals_are_one_group_and_never_join_edits():
 
 
 def _difflib_hunks(before: bytes, after: bytes) -> list[list[bytes]]:
-    from pinshift.diff import unified_diff
+    from pinshift.planning.diff import unified_diff
 
     hunks: list[list[bytes]] = []
     for line in unified_diff("x", before, after, context=0).split(b"\n")[2:]:
@@ -150,7 +150,7 @@ def test_hunks_read_off_the_edits_equal_the_diffs(data):
     """groups._edited_lines (no diff) gives git's -U0 hunks for edits within lines, on real recipes."""
     from pinshift.demo.matrix import OLD_REV, render_recipe, variants
     from pinshift.edits import Edit
-    from pinshift.plan import AppliedEdit, FileChange, Outcome
+    from pinshift.planning.plan import AppliedEdit, FileChange, Outcome
     from pinshift.report.groups import _edited_lines
 
     before = render_recipe(data.draw(st.sampled_from(variants())), OLD_REV).encode()
@@ -185,8 +185,8 @@ def test_the_hunks_the_runner_records_equal_the_ones_the_report_would_compute(tm
 
     from pinshift.demo.build import build_demo
     from pinshift.demo.python_branch import RECIPE_FILE, build_python312_demo
-    from pinshift.hunks import changed_lines
-    from pinshift.migrate import MigrateOptions, plan, prepare
+    from pinshift.planning.hunks import changed_lines
+    from pinshift.branches.migrate import MigrateOptions, plan, prepare
 
     seen = 0
     for repo, recipe in ((build_demo(tmp_path / "demo"), "pytorch-2.10-cuda12_9"),
@@ -206,7 +206,7 @@ def test_a_hunk_that_a_diff_could_slide_is_left_to_the_diff():
     """An edit that empties a line next to a blank one: the diff may pair the new blank line with the old
     one and put the hunk elsewhere; the hunks read off the edits must then defer to the diff (found by the
     property test above, 1 run in several hundred)."""
-    from pinshift.plan import AppliedEdit, FileChange, Outcome
+    from pinshift.planning.plan import AppliedEdit, FileChange, Outcome
     from pinshift.report.groups import _edited_lines
 
     before = b"  x = 1;\n    '';\n\n    meta = 1;\n"

@@ -9,7 +9,7 @@ import pytest
 from report_plans import build_plan, demo_files, fixture_files, write_tree, assert_golden
 
 from pinshift.demo.matrix import NEW_REV, OLD_REV
-from pinshift.plan import AppliedEdit, FileChange, Outcome, Plan, StepPlan
+from pinshift.planning.plan import AppliedEdit, FileChange, Outcome, Plan, StepPlan
 from pinshift.report.json import SCHEMA, render_json
 
 jsonschema = pytest.importorskip("jsonschema")

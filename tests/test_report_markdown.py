@@ -8,7 +8,7 @@ import pytest
 from markdown_it import MarkdownIt
 from report_plans import assert_golden, build_plan, demo_files, fixture_files, write_tree
 
-from pinshift.plan import FileChange, Outcome, Plan, StepPlan, Warning
+from pinshift.planning.plan import FileChange, Outcome, Plan, StepPlan, Warning
 from pinshift.report.markdown import DEFAULT_LIMIT, render_markdown
 
 LINK = "https://github.com/example/build-pytorch"

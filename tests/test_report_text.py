@@ -8,7 +8,7 @@ import click
 import pytest
 from report_plans import assert_golden, build_plan, demo_files, fixture_files, write_tree
 
-from pinshift.plan import Plan, StepPlan
+from pinshift.planning.plan import Plan, StepPlan
 from pinshift.report import ReportOptions, use_color
 from pinshift.report.progress import ProgressBar, progress_bar
 from pinshift.report.text import render_text
@@ -112,15 +112,15 @@ def test_progress_bar_is_silent_for_pipes_and_short_runs():
 def test_progress_bar_follows_the_real_runner(tmp_path):
     from report_plans import REPORTS
 
-    from pinshift.files import DirectoryTree
-    from pinshift.recipes import load_recipe_file, validate_recipe
-    from pinshift.runner import RunOptions, plan_recipe
-    from pinshift.steps import load_kinds_from
+    from pinshift.files.tree import DirectoryTree
+    from pinshift.recipes.recipe import load_recipe_file, validate_recipe
+    from pinshift.planning.runner import RunOptions, plan_recipe
+    from pinshift.steps.registry import load_kinds_from
 
     root = write_tree(tmp_path, demo_files())
     recipe = load_recipe_file(REPORTS / "recipe.toml")
     stream = Terminal()
     with progress_bar("planning", stream=stream) as bar:
-        plan_recipe(DirectoryTree(root, use_git=False), recipe,
+        plan_recipe(DirectoryTree(root), recipe,
                     validate_recipe(recipe, load_kinds_from(REPORTS / "migrations")), RunOptions(progress=bar))
     assert stream.getvalue().count("] 66/66") == 1  # both steps run in one pass over the files

@@ -9,11 +9,11 @@ import tomllib
 
 from pinshift.demo.matrix import OLD_REV, NEW_REV, render_recipe, variants
 from pinshift.errors import ParamError
-from pinshift.files import DirectoryTree
-from pinshift.plan import Outcome
-from pinshift.recipes import parse_recipe, validate_recipe
-from pinshift.runner import RunOptions, WorkingSet, plan_recipe, plan_step
-from pinshift.steps import load_kinds_from
+from pinshift.files.tree import DirectoryTree
+from pinshift.planning.plan import Outcome
+from pinshift.recipes.recipe import parse_recipe, validate_recipe
+from pinshift.planning.runner import RunOptions, WorkingSet, plan_recipe, plan_step
+from pinshift.steps.registry import load_kinds_from
 
 KINDS = load_kinds_from(Path(__file__).parent / "fixtures" / "runner" / "migrations")
 
@@ -55,7 +55,7 @@ def make_tree(root: Path, count: int) -> Path:
 
 def run(root: Path, jobs: int):
     recipe = parse_recipe(tomllib.loads(RECIPE), "pipeline.toml")
-    tree = DirectoryTree(root, use_git=False)
+    tree = DirectoryTree(root)
     return plan_recipe(tree, recipe, validate_recipe(recipe, KINDS), RunOptions(jobs=jobs))
 
 
@@ -89,14 +89,14 @@ def test_survey_after_a_change_uses_the_new_bytes(tmp_path):
         '[[steps]]\nkind = "bump-all"\n'),
         "x.toml",
     )
-    plan = plan_recipe(DirectoryTree(root, use_git=False), recipe, validate_recipe(recipe, KINDS))
+    plan = plan_recipe(DirectoryTree(root), recipe, validate_recipe(recipe, KINDS))
     assert all(b"metadataRev = 42;" in f.after for f in plan.steps[1].changed)
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_step_errors_cross_the_process_boundary_intact(tmp_path, jobs):
     root = make_tree(tmp_path, 420)
-    files = WorkingSet(DirectoryTree(root, use_git=False))
+    files = WorkingSet(DirectoryTree(root))
     kind = KINDS["fail-on"]
     with pytest.raises(ParamError) as caught:
         plan_step(files, kind, kind.parse_params({"marker": "(SM120)"}), ["pkgs/*.nix"], options=RunOptions(jobs=jobs))
@@ -120,8 +120,8 @@ def test_parallel_run_reading_in_the_parent_matches_serial(tmp_path):
     root = make_tree(tmp_path, 420)
     recipe = parse_recipe(tomllib.loads(RECIPE), "pipeline.toml")
     resolved = validate_recipe(recipe, KINDS)
-    serial = plan_recipe(DirectoryTree(root, use_git=False), recipe, resolved, RunOptions(jobs=1))
-    parent = plan_recipe(ParentOnlyTree(DirectoryTree(root, use_git=False)), recipe, resolved, RunOptions(jobs=2))
+    serial = plan_recipe(DirectoryTree(root), recipe, resolved, RunOptions(jobs=1))
+    parent = plan_recipe(ParentOnlyTree(DirectoryTree(root)), recipe, resolved, RunOptions(jobs=2))
     assert parent == serial
     assert [f.outcome for f in parent.steps[0].files if f.path.endswith("binary.nix")] == [Outcome.SKIPPED]
 
@@ -129,7 +129,7 @@ def test_parallel_run_reading_in_the_parent_matches_serial(tmp_path):
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_a_file_is_held_once_and_each_steps_bytes_are_derived_from_its_edits(tmp_path, jobs):
     """plan.derive: a changed file holds the previous step's change (or the file's bytes) and its edits, not copies."""
-    from pinshift.plan import DERIVED, FileChange
+    from pinshift.planning.plan import DERIVED, FileChange
 
     root = make_tree(tmp_path, 450 if jobs == 2 else 20)
     plan = run(root, jobs)

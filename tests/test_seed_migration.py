@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from pinshift.demo.matrix import NEW_REV, OLD_REV
-from pinshift.files import DirectoryTree
-from pinshift.recipes import find_recipe, validate_recipe
-from pinshift.runner import plan_recipe
-from pinshift.steps import available_kinds
+from pinshift.files.tree import DirectoryTree
+from pinshift.recipes.recipe import find_recipe, validate_recipe
+from pinshift.planning.runner import plan_recipe
+from pinshift.steps.registry import available_kinds
 from step_golden import canonical_changes
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -36,7 +36,7 @@ def tree_files(root: Path) -> dict[str, bytes]:
 def migrate(root: Path):
     """Plan the bundled recipe over `root` and write the final bytes back; the Plan."""
     recipe = find_recipe("pytorch-2.10-cuda12_9")
-    plan = plan_recipe(DirectoryTree(root, use_git=False), recipe, validate_recipe(recipe, available_kinds()))
+    plan = plan_recipe(DirectoryTree(root), recipe, validate_recipe(recipe, available_kinds()))
     final = {}
     for step in plan.steps:
         for change in step.changed:

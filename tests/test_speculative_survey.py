@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from pinshift import runner
+from pinshift.planning import runner
 from pinshift.demo.matrix import NEW_REV, OLD_REV
 from pinshift.errors import ParamError
-from pinshift.files import DirectoryTree
-from pinshift.runner import RunOptions, WorkingSet, plan_step
-from pinshift.steps import bundled_kinds
+from pinshift.files.tree import DirectoryTree
+from pinshift.planning.runner import RunOptions, WorkingSet, plan_step
+from pinshift.steps.registry import bundled_kinds
 
 SWAP = {"old": "6a030d5", "new": NEW_REV}
 MANY = runner.SAMPLE_FILES + 8  # the sample sees only the first files
@@ -44,7 +44,7 @@ def _plan(root: Path, params=SWAP, jobs: int = 1):
         if done == total:
             passes.append(total)
 
-    files = WorkingSet(DirectoryTree(root, use_git=False))
+    files = WorkingSet(DirectoryTree(root))
     plan = plan_step(files, kind, kind.parse_params(params), ["**/*.nix"], raw_params=params,
                      options=RunOptions(progress=progress, jobs=jobs))
     return plan, {path: files.read(path) for path in files.changed}, len(passes)

@@ -135,7 +135,7 @@ def test_a_store_that_is_not_a_regular_file_is_a_miss_and_left_alone(repo, memo_
     import subprocess
     import sys
 
-    from pinshift.plan_memo import code_fingerprint
+    from pinshift.planning.memo import code_fingerprint
 
     memo_on.mkdir(parents=True)
     store = memo_on / f"{code_fingerprint()}.store"

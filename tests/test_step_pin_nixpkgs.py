@@ -8,7 +8,7 @@ import pytest
 
 from pinshift.demo.matrix import NEW_REV, OLD_REV, Variant, render_recipe
 from pinshift.errors import ParamError
-from pinshift.steps import bundled_kinds
+from pinshift.steps.registry import bundled_kinds
 from step_golden import STEPS, expected, run_case, run_step
 
 KIND = "pin-nixpkgs"

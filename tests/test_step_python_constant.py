@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from pinshift.errors import RecipeError
-from pinshift.files import DirectoryTree
-from pinshift.plan import Outcome
-from pinshift.recipes import load_recipe_file, validate_recipe
-from pinshift.runner import plan_recipe
-from pinshift.steps import available_kinds
+from pinshift.files.tree import DirectoryTree
+from pinshift.planning.plan import Outcome
+from pinshift.recipes.recipe import load_recipe_file, validate_recipe
+from pinshift.planning.runner import plan_recipe
+from pinshift.steps.registry import available_kinds
 
 DOCS = Path(__file__).parent / "fixtures" / "docs"
 

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from pinshift.errors import RecipeError
-from pinshift.files import DirectoryTree
-from pinshift.plan import Outcome
-from pinshift.recipes import load_recipe_file, validate_recipe
-from pinshift.runner import plan_recipe
-from pinshift.steps import available_kinds
+from pinshift.files.tree import DirectoryTree
+from pinshift.planning.plan import Outcome
+from pinshift.recipes.recipe import load_recipe_file, validate_recipe
+from pinshift.planning.runner import plan_recipe
+from pinshift.steps.registry import available_kinds
 
 DOCS = Path(__file__).parent / "fixtures" / "docs"
 NEW_REV = "0182a361324364ae3f436a63005877674cf45efb"
@@ -158,8 +158,8 @@ def test_unquoted_column_value_is_a_recipe_error(tmp_path):
 
 def test_bundled_recipe_readme_step_has_the_seed_values(make_repo):
     """Seed 002 step 5: PyTorch 2.10.0, CUDA 12.9, Python 3.13, min driver 560+, pin 0182a36, as its own step."""
-    from pinshift.recipes import find_recipe
-    from pinshift.runner import WorkingSet, plan_step
+    from pinshift.recipes.recipe import find_recipe
+    from pinshift.planning.runner import WorkingSet, plan_step
 
     recipe = find_recipe("pytorch-2.10-cuda12_9")
     (step,) = [s for s in recipe.steps if s.kind == "readme-branch-table"]

@@ -13,8 +13,8 @@ import pytest
 
 from conftest import git
 from pinshift.errors import ParamError
-from pinshift.plan import Outcome
-from pinshift.steps import bundled_kinds
+from pinshift.planning.plan import Outcome
+from pinshift.steps.registry import bundled_kinds
 from step_golden import STEPS, canonical_changes, expected, run_case, run_step
 
 BASED = {"from": "python3Packages", "to": "python313Packages", "base": "nixpkgs_pinned"}

@@ -10,7 +10,7 @@ import pytest
 from conftest import require_nix
 
 from pinshift.errors import ParamError
-from pinshift.steps import bundled_kinds
+from pinshift.steps.registry import bundled_kinds
 from step_golden import STEPS, canonical_changes, expected, run_case, run_step
 
 REGEX = {"from": r"python3\d+Custom", "to": "python311Custom", "regex": True}

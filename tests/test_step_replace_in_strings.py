@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from pinshift.errors import ParamError
-from pinshift.steps import bundled_kinds
+from pinshift.steps.registry import bundled_kinds
 from step_golden import STEPS, canonical_changes, expected, run_case, run_step
 
 CUDA = {"paths": ["meta.longDescription"], "old": "CUDA: 12.8", "new": "CUDA: 12.9"}

@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from pinshift.errors import ParamError
-from pinshift.steps import bundled_kinds
+from pinshift.steps.registry import bundled_kinds
 from step_golden import STEPS, canonical_changes, expected, run_case, run_step
 
 CASES = {

@@ -19,7 +19,7 @@ import pytest
 from conftest import git, nix_parse
 from migrate_repo import snapshot
 
-from pinshift.scripts import find_scripts
+from pinshift.steps.scripts import find_scripts
 
 NIX = '{ x = "alpha";\n  postInstall = \'\'\n    echo 1 > $out/.metadata-rev\n  \'\';\n}\n'
 
@@ -31,7 +31,7 @@ import sys
 from dataclasses import dataclass
 
 from pinshift.edits import Edit
-from pinshift.steps import StepOutput
+from pinshift.steps.kind import StepOutput
 
 with open(os.environ["EVIL_MARKER"], "a") as handle:
     handle.write("imported\\n")

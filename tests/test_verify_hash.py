@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from pinshift.demo.matrix import Variant, render_recipe
-from pinshift.nar import parse_sha256, render_sha256
+from pinshift.nixpkgs.nar import parse_sha256, render_sha256
 from test_archive_hash import oracle
 from test_verify import nixpkgs  # noqa: F401  (the stub nixpkgs clone fixture)
 

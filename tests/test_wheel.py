@@ -88,8 +88,9 @@ def test_wheel_holds_every_module_of_the_source_tree(wheel):
 
 def test_wheel_contains_bundled_recipes_and_migrations(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert "pinshift/bundled_recipes/__init__.py" in names and "pinshift/recipes.py" in names
-    assert not any(n.startswith("pinshift/recipes/") for n in names)  # a package there would shadow recipes.py
+    assert "pinshift/bundled_recipes/__init__.py" in names and "pinshift/recipes/recipe.py" in names
+    # the bundled recipes' TOML ship beside their own package, never inside the code package pinshift.recipes
+    assert not any(n.startswith("pinshift/recipes/") and n.endswith(".toml") for n in names)
     assert "pinshift/migrations/__init__.py" in names
     for directory, package in (("recipes", "bundled_recipes"), ("migrations", "migrations")):
         for name in shipped_files(directory):
@@ -133,7 +134,7 @@ def test_demo_runs_the_bundled_recipe_from_the_wheel(venv, tmp_path):
     python = venv / "bin" / "python"
     found = run(
         python, "-c",
-        "from pinshift.recipes import find_recipe\n"
+        "from pinshift.recipes.recipe import find_recipe\n"
         "recipe = find_recipe('pytorch-2.10-cuda12_9')\n"
         "print(len(recipe.steps))",
         cwd=tmp_path,
@@ -171,7 +172,7 @@ def test_the_plan_memo_fingerprints_every_shipped_module(venv, tmp_path):
     """Installed from the wheel, the step kinds sit inside pinshift's directory: each is a source of the code
     fingerprint once (issue 28 §5, whatever the install)."""
     printed = run(venv / "bin" / "python", "-c",
-                  "from pinshift.plan_memo import source_files\n"
+                  "from pinshift.planning.memo import source_files\n"
                   "for name, path in source_files(): print(name, path)", cwd=tmp_path).stdout.splitlines()
     names = [line.split(" ", 1)[0] for line in printed]
     assert len(names) == len(set(names)) and all(str(venv) in line for line in printed)

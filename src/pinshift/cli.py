@@ -8,6 +8,8 @@ internal error (a bug: the traceback is shown with `--debug`).
 
 from __future__ import annotations
 
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
+
 import importlib
 import importlib.util
 import sys
@@ -118,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     except click.exceptions.Abort as abort:  # click turns Ctrl-C (and our SIGTERM/SIGHUP) into Abort
         return interrupted(abort.__cause__)
     except PinshiftError as error:
-        from pinshift.display import printable
+        from pinshift.report.display import printable
 
         click.echo(f"pinshift: error: {printable(str(error))}", err=True)
         if debug and getattr(error, "details", ""):  # a step script's own traceback

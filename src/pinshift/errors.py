@@ -13,7 +13,7 @@ class PinshiftError(Exception):
     exit_code = 2
 
     def __reduce__(self):
-        # Errors cross process boundaries (see pinshift.pool); keep subclass fields such as `key`.
+        # Errors cross process boundaries (see pinshift.planning.pool); keep subclass fields such as `key`.
         return (_restore, (type(self), self.args, dict(self.__dict__)))
 
 

@@ -10,6 +10,8 @@ majority), no pin at all (Flox function arguments), a pin that is an expression.
 
 from __future__ import annotations
 
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
+
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,7 +100,7 @@ def read_branch_pin(directory: Path, ref: str, globs, majority: bool, what: str,
     `what` starts every error about the repository or the ref (`--align-to ../x@main`).
     """
     from pinshift.checks.branches import repository_name
-    from pinshift.gitrepo import Repository
+    from pinshift.git.repo import Repository
 
     repository = Repository.open_to_read(directory, what)
     commit = repository.commit_of(ref)

@@ -5,19 +5,21 @@ of the files its globs select. Git is read in bulk: one `git ls-tree` per branch
 `git cat-file --batch` per branch for the blobs no branch read before. A file is parsed once per
 (path, blob id), so branches that share a file share its facts (`FactsCache`, also across
 repositories), and not at all when an earlier run remembered them (checks.facts_memo). Many files
-are parsed in forked workers (pinshift.pool).
+are parsed in forked workers (pinshift.planning.pool).
 """
 
 from __future__ import annotations
+
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pinshift.checks.facts import RecipeFacts, recipe_facts
-from pinshift.content import DEFAULT_MAX_BYTES, SkippedFile
+from pinshift.files.content import DEFAULT_MAX_BYTES, SkippedFile
 from pinshift.errors import GitError
-from pinshift.globs import matches
+from pinshift.files.globs import matches
 
 
 @dataclass
@@ -42,7 +44,7 @@ class BranchRecipes:
 
 @dataclass(frozen=True)
 class ReadOptions:
-    """What pinshift.pool needs: how many worker processes (None: one per CPU for many files)."""
+    """What pinshift.planning.pool needs: how many worker processes (None: one per CPU for many files)."""
 
     jobs: int | None = None
     progress: None = None
@@ -53,7 +55,7 @@ class FactsCache(dict):
 
 
 class _Blobs:
-    """The bytes of the files to parse, keyed as pinshift.pool passes them; inherited by forked workers."""
+    """The bytes of the files to parse, keyed as pinshift.planning.pool passes them; inherited by forked workers."""
 
     fork_safe = True
 
@@ -147,7 +149,7 @@ def _read_branch(repository, entry: BranchRecipes, max_bytes: int, cache: FactsC
 
 def _parse(pending: dict[tuple[str, str], bytes], cache: FactsCache, options: ReadOptions, memo=None) -> None:
     """Facts of every pending file, in forked workers when there are many (remembered in `memo`)."""
-    from pinshift.pool import process_files
+    from pinshift.planning.pool import process_files
 
     if not pending:
         return

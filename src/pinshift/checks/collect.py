@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pinshift.checks.facts import RecipeFacts, recipe_facts
-from pinshift.files import DEFAULT_MAX_BYTES, SkippedFile, display_path, nix_files
+from pinshift.files.tree import DEFAULT_MAX_BYTES, SkippedFile, display_path, nix_files
 from pinshift.syntax.document import Document, parse_document
+from pinshift.git.repo import listed_files
 
 
 @dataclass
@@ -22,7 +23,7 @@ class Recipe:
 def read_recipes(paths: tuple[str, ...], max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[list[Recipe], list[str]]:
     """(recipes in path order, skip reasons); a missing PATH is a UsageError (raised by nix_files)."""
     recipes, skipped = [], []
-    for tree, relative in nix_files(paths, max_bytes):
+    for tree, relative in nix_files(paths, max_bytes, listed_files):
         shown = display_path(tree, relative)
         try:
             data = tree.read(relative)

@@ -8,7 +8,7 @@ looks every file up under
     sha1(path, blob id)   in   $XDG_CACHE_HOME/pinshift/facts/<code fingerprint>.store
 
 and parses only what it has not seen; the facts it parsed are appended when it is done. The code
-fingerprint is the plan memo's (pinshift.plan_memo.code_fingerprint: every source file of pinshift
+fingerprint is the plan memo's (pinshift.planning.memo.code_fingerprint: every source file of pinshift
 and its step kinds, Python and tree-sitter versions), so a changed pinshift never reads old facts;
 other fingerprints' stores are removed when a run saves. `PINSHIFT_CACHE=off` turns it off, as it
 does the plan memo.
@@ -23,6 +23,8 @@ time: status prints the same whatever the memo holds (tests/test_status_memo.py)
 
 from __future__ import annotations
 
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
+
 import hashlib
 import os
 import pickle
@@ -33,7 +35,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from pinshift import cache_dir
+from pinshift.files import cache_dir
 
 FORMAT = b"pinshift-facts/1\n"
 MAX_BYTES = 64 * 1024 * 1024
@@ -48,7 +50,7 @@ def _key(path: str, blob: str) -> bytes:
 class FactsMemo:
     """The facts store of this pinshift (None `name`: remembering is off).
 
-    The store lives in `$XDG_CACHE_HOME/pinshift/facts/`, opened through pinshift.cache_dir: no link is followed
+    The store lives in `$XDG_CACHE_HOME/pinshift/facts/`, opened through pinshift.files.cache_dir: no link is followed
     below `$XDG_CACHE_HOME`, a directory that is a link, another user's or writable by every user turns the memo
     off (`note` says so once), and only regular files with the store's own names are read, replaced or removed."""
 
@@ -66,7 +68,7 @@ class FactsMemo:
 
     @classmethod
     def open(cls, note: Callable[[str], None] | None = None) -> "FactsMemo":
-        from pinshift import plan_memo
+        from pinshift.planning import memo as plan_memo
 
         if not plan_memo.enabled():
             return cls(None)

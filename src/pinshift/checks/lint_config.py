@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from pinshift.errors import UsageError
-from pinshift.globs import matches
+from pinshift.files.globs import matches
 
 CONFIG = Path(".pinshift") / "config.toml"
 _KEYS = {"select", "ignore", "per-file-ignores"}

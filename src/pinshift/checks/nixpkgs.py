@@ -25,6 +25,8 @@ with `...`) is reported as "cannot check", never guessed.
 
 from __future__ import annotations
 
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
+
 import difflib
 import posixpath
 from dataclasses import dataclass
@@ -71,7 +73,7 @@ class NixpkgsCheckout:
         Names resolve as `pinshift hash` resolves them (gitrepo.CloneReader): a branch of one
         remote only (`nixos-unstable` in a fresh clone) counts too.
         """
-        from pinshift.gitrepo import CloneReader
+        from pinshift.git.repo import CloneReader
 
         reader = CloneReader.open(Path(self.repo.working_tree_dir or self.repo.git_dir))
         found = reader.resolve(rev) if reader is not None else None
@@ -85,7 +87,7 @@ class NixpkgsRevision:
     """One revision's files, parsed on demand and remembered (a revision is asked about many times)."""
 
     def __init__(self, repo, commit: str):
-        from pinshift.gitrepo import CommitTree
+        from pinshift.git.repo import CommitTree
 
         self.commit = commit
         self._tree = CommitTree(repo, commit, max_bytes=64 * 1024 * 1024)

@@ -23,6 +23,8 @@ Every counted value keeps how it was read (`Counted.sources`), most used first.
 
 from __future__ import annotations
 
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
+
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -363,7 +365,7 @@ def gather_status(options: StatusOptions) -> StatusResult:
     from pinshift.checks.alignment import read_branch_pin, split_align_to
     from pinshift.checks.branches import FactsCache, ReadOptions, read_repositories, repository_name
     from pinshift.errors import UsageError
-    from pinshift.gitrepo import Repository
+    from pinshift.git.repo import Repository
 
     from pinshift.checks.facts_memo import FactsMemo
 
@@ -427,7 +429,7 @@ def align_recipe(row, target: BranchPin, repo_path: str, files: tuple[str, ...],
     """
     from pinshift.checks.alignment import slug, toml_value
     from pinshift.errors import UsageError
-    from pinshift.steps import PIN_OF_FILES
+    from pinshift.steps.kind import PIN_OF_FILES
 
     label = row.label
     if row.error:

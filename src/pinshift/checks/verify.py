@@ -12,6 +12,8 @@ Codes (each finding names every recipe it affects):
 
 from __future__ import annotations
 
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
+
 import shutil
 import subprocess
 from collections import defaultdict
@@ -75,7 +77,7 @@ def _pinned_hashes(recipe: Recipe, commit: str) -> list[tuple[int, bytes]]:
     """
     from pinshift.migrations._pin_swap_hashes import is_plain_string, why_not_computable
     from pinshift.migrations.pin_swap import pin_sites
-    from pinshift.nar import parse_sha256
+    from pinshift.nixpkgs.nar import parse_sha256
 
     found, seen = [], set()
     for site in pin_sites(recipe.doc):
@@ -97,8 +99,8 @@ def _pinned_hashes(recipe: Recipe, commit: str) -> list[tuple[int, bytes]]:
 def _hashes(group: list[Recipe], clone: Path, commit: str, result: Verification) -> None:
     """V106: a fetchTarball/fetchzip/fetchFromGitHub hash that is not the sha256 of its revision's archive."""
     from pinshift.errors import PinshiftError
-    from pinshift.nar import render_sha256
-    from pinshift.nixpkgs_clone import NixpkgsClone
+    from pinshift.nixpkgs.nar import render_sha256
+    from pinshift.nixpkgs.clone import NixpkgsClone
 
     pinned = [(recipe, offset, digest) for recipe in group for offset, digest in _pinned_hashes(recipe, commit)]
     if not pinned:
@@ -226,7 +228,7 @@ def _evaluate(group, checkout, commit, options, on_disk, result) -> None:
                 continue
             path = on_disk.get(recipe.path) or Path(directory) / "recipes" / str(index) / Path(recipe.path).name
             if recipe.path not in on_disk:
-                from pinshift.files import write_atomic
+                from pinshift.files.tree import write_atomic
 
                 path.parent.mkdir(parents=True)
                 write_atomic(path, recipe.data, durable=False)
@@ -246,7 +248,7 @@ def verify_plan(tree, planned, options: VerifyOptions) -> Verification:
     `tree` is the SourceTree the plan was made from; files no step changed are read from it.
     """
     from pinshift.checks.collect import recipe_from_bytes
-    from pinshift.files import SkippedFile
+    from pinshift.files.tree import SkippedFile
 
     final: dict[str, bytes | None] = {path: None for path in tree.paths() if path.endswith(".nix")}
     for step in planned.steps:

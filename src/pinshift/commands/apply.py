@@ -4,11 +4,13 @@ For quick use and scripting: the same step kinds, parameter validation, runner a
 report as `migrate`, but on the files as they are on disk. A step is all or nothing
 here too: when a file is refused, or a warning fires under --strict, no file is
 written (exit 1), so a tree is never left half-migrated. Writing is all or nothing
-as well (`pinshift.replace`): a file that turned read-only, immutable or different
+as well (`pinshift.files.replace`): a file that turned read-only, immutable or different
 since it was read, a full disk or a read-only mount leaves every file as it was.
 """
 
 from __future__ import annotations
+
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
 
 import dataclasses
 import os
@@ -22,10 +24,11 @@ from typing import Any
 
 import click
 
-from pinshift.display import printable
+from pinshift.report.display import printable
 from pinshift.errors import IncompleteRun, ParamError, PinshiftError, StepFailed, UsageError, WriteFailed, WriteRefused
-from pinshift.files import DEFAULT_MAX_BYTES, DirectoryTree, SkippedFile
+from pinshift.files.tree import DEFAULT_MAX_BYTES, DirectoryTree, SkippedFile
 from pinshift.report import emit, options_from, report_options
+from pinshift.git.repo import listed_files
 
 DEFAULT_GLOBS = ("**/*.nix",)
 
@@ -51,7 +54,7 @@ def parse_settings(settings: tuple[str, ...]) -> dict[str, Any]:
     Only the first dot separates: `--set asserts.torch.__version__=2.10.0` sets the
     table key `torch.__version__`.
     """
-    from pinshift.steps import param_key
+    from pinshift.steps.kind import param_key
 
     values: dict[str, Any] = {}
     for item in settings:
@@ -99,7 +102,7 @@ def typed(hint: Any, value: Any) -> Any:
         table = next((a for a in (hint, *typing.get_args(hint)) if isinstance(a, type) and dataclasses.is_dataclass(a)),
                      None)
         if table is not None:  # a table with typed keys (pin-swap's `new = { repo, ref }`: --set new.repo=...)
-            from pinshift.steps import param_key
+            from pinshift.steps.kind import param_key
 
             fields = {param_key(k): h for k, h in typing.get_type_hints(table).items()}
             return {k: typed(fields.get(param_key(k), Any), v) for k, v in value.items()}
@@ -111,7 +114,7 @@ def typed(hint: Any, value: Any) -> Any:
 
 def _expanded(kind, values: dict[str, Any]) -> dict[str, Any]:
     """`{{`/`}}` unescaped; `{base}`/`{target}` are a usage error: apply runs outside any migration."""
-    from pinshift.placeholders import PlaceholderError, expand_params
+    from pinshift.recipes.placeholders import PlaceholderError, expand_params
 
     try:
         return expand_params(values, {}, kind.own_placeholders)
@@ -175,7 +178,7 @@ class SelectedFiles:
 
 def select_files(paths: tuple[str, ...], globs: tuple[str, ...], max_bytes: int) -> SelectedFiles:
     """Files matching `globs` under each directory PATH (honouring .gitignore in a work tree), plus named files."""
-    from pinshift.globs import glob_problem, matches
+    from pinshift.files.globs import glob_problem, matches
 
     for glob in globs:
         problem = glob_problem(glob)
@@ -185,12 +188,12 @@ def select_files(paths: tuple[str, ...], globs: tuple[str, ...], max_bytes: int)
     for given in paths:
         path = Path(given)
         if path.is_dir():
-            tree = DirectoryTree(path, max_bytes)
+            tree = DirectoryTree(path, max_bytes, listed_files)
             for relative in tree.paths():
                 if matches(relative, globs):
                     selected.add(os.path.normpath(os.path.join(given, relative)), tree, relative)
         elif path.exists() or path.is_symlink():
-            selected.add(os.path.normpath(given), DirectoryTree(path.parent, max_bytes, use_git=False), path.name)
+            selected.add(os.path.normpath(given), DirectoryTree(path.parent, max_bytes), path.name)
         else:
             raise UsageError(f"{given}: no such file or directory")
     return selected
@@ -273,13 +276,13 @@ class ApplyOptions:
 def plan_apply(options: ApplyOptions):
     """(Plan, SelectedFiles, PlanMemo or None): the step planned in memory over the selected files; nothing written."""
     from pinshift.commands.recipes import repository_root
-    from pinshift.plan import Plan
-    from pinshift.runner import RunOptions, WorkingSet, plan_step
-    from pinshift.kinds import available_kinds, get_kind
-    from pinshift.trust import Consent
+    from pinshift.planning.plan import Plan
+    from pinshift.planning.runner import RunOptions, WorkingSet, plan_step
+    from pinshift.steps.registry import available_kinds, get_kind
+    from pinshift.steps.trust import Consent
 
-    from pinshift.pin_inputs import fill
-    from pinshift.plan_memo import PlanMemo
+    from pinshift.checks.pin_inputs import fill
+    from pinshift.planning.memo import PlanMemo
 
     consent = Consent(options.trust_repo, options.migrations)
     root = repository_root(Path("."))
@@ -300,7 +303,7 @@ def plan_apply(options: ApplyOptions):
 
 def run_apply(options: ApplyOptions, report) -> int:
     """Plan; report (--dry-run) or write every changed file; the exit code."""
-    from pinshift.migrate import failure
+    from pinshift.branches.migrate import failure
 
     plan, selected, memo = plan_apply(options)
     step = plan.steps[0]
@@ -355,13 +358,13 @@ def originals(step) -> dict[str, bytes | None]:
 
 
 def write_changes(step, selected: SelectedFiles) -> None:
-    """Write, create and remove the files of `step`, all or nothing (pinshift.replace); several refusals listed first.
+    """Write, create and remove the files of `step`, all or nothing (pinshift.files.replace); several refusals listed first.
 
     Each path's `before` is the bytes pinshift read from it (it must still hold them); a path
     apply was not given is a new file.
     """
-    from pinshift.plan import tree_changes
-    from pinshift.replace import NOTHING_CHANGED, Replacement, replace_all
+    from pinshift.planning.plan import tree_changes
+    from pinshift.files.replace import NOTHING_CHANGED, Replacement, replace_all
 
     read = originals(step)
     items, unsafe = [], []

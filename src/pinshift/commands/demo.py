@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
+
 import tempfile
 from pathlib import Path
 
@@ -19,8 +21,8 @@ import click
 def demo(directory: Path | None, python312: bool, flox_args: bool) -> None:
     """Build a `pytorch-2.9` recipe branch (66 variants) and run `pinshift migrate pytorch-2.10-cuda12_9` on it."""
     from pinshift.commands.migrate import run_migration
-    from pinshift.gitrepo import Repository, one_line_log
-    from pinshift.migrate import MigrateOptions
+    from pinshift.git.repo import Repository, one_line_log
+    from pinshift.branches.migrate import MigrateOptions
     from pinshift.report import ReportOptions
 
     if python312 and flox_args:

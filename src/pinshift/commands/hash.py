@@ -6,6 +6,8 @@ stderr says which commit REV named and whether the hash was computed or cached.
 
 from __future__ import annotations
 
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
+
 from pathlib import Path
 
 import click
@@ -20,8 +22,8 @@ import click
 def hash_command(rev: str, nixpkgs: Path | None, fmt: str) -> None:
     """Print the sha256 that `nix-prefetch-url --unpack` gives for GitHub's archive of nixpkgs at REV
     (a commit id, abbreviated or full, a branch such as nixos-unstable, or a tag), without the network."""
-    from pinshift.nar import render_sha256
-    from pinshift.nixpkgs_clone import NixpkgsClone
+    from pinshift.nixpkgs.nar import render_sha256
+    from pinshift.nixpkgs.clone import NixpkgsClone
 
     clone = NixpkgsClone.given(nixpkgs, "pinshift hash")
     revision = clone.revision(rev)

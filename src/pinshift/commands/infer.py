@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
+
 from pathlib import Path
 
 import click
 
-from pinshift.display import printable
+from pinshift.report.display import printable
 
 SHOWN = 10  # residue hunks and dropped candidates listed without --verbose
 
@@ -53,7 +55,7 @@ def infer(base: str, target: str, files: tuple[str, ...], output: str | None, re
 
 def _write(output: str, text: str) -> None:
     from pinshift.errors import UsageError
-    from pinshift.files import write_atomic
+    from pinshift.files.tree import write_atomic
     from pinshift.report import check_output_path
 
     path = check_output_path(output)

@@ -1,6 +1,8 @@
-"""`pinshift migrate RECIPE`: options and output; the work is in pinshift.migrate."""
+"""`pinshift migrate RECIPE`: options and output; the work is in pinshift.branches.migrate."""
 
 from __future__ import annotations
+
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
 
 from contextlib import contextmanager
 from dataclasses import replace
@@ -8,8 +10,9 @@ from pathlib import Path
 
 import click
 
-from pinshift.display import printable
-from pinshift.report import emit, options_from, progress_bar, report_options
+from pinshift.report.display import printable
+from pinshift.report import emit, options_from, report_options
+from pinshift.report.progress import progress_bar
 
 
 def summary(result, verbose: bool = False) -> str:
@@ -77,9 +80,9 @@ def verify_failed(migration, planned, verify) -> bool:
 
 
 def run_fanout(options, bases, report, verify=None) -> int:
-    """Several bases (pinshift.fanout, each a `BaseTarget`): the summary table, each branch's report where
+    """Several bases (pinshift.branches.fanout, each a `BaseTarget`): the summary table, each branch's report where
     asked; 1 if any base failed."""
-    from pinshift.fanout import FanoutInterrupted, run_all
+    from pinshift.branches.fanout import FanoutInterrupted, run_all
     from pinshift.interrupts import Interrupted
     from pinshift.report import fanout as fanout_report
 
@@ -127,7 +130,7 @@ def _write_fanout_reports(outcomes, report, fmt, recipe, options, table) -> None
             text = "\n".join(f"== {printable(o.base)} → {printable(o.target)}\n{render(o.plan, report)}"
                              for o in outcomes if o.plan)
         if report.output:
-            from pinshift.files import write_atomic
+            from pinshift.files.tree import write_atomic
 
             write_atomic(Path(report.output), text.encode("utf-8"))
             click.echo(table, nl=False)
@@ -158,11 +161,11 @@ def run_migration(options, report, verify=None) -> int:
 
     Several bases (`--from` given more than once or as a glob, or a recipe's `bases`) run as a fan-out.
     """
-    from pinshift.fanout import bases_of
-    from pinshift.migrate import clean_stale_worktrees, failure, prepare, plan, run
+    from pinshift.branches.fanout import bases_of
+    from pinshift.branches.migrate import clean_stale_worktrees, failure, prepare, plan, run
     from pinshift.report import check_output_directory, check_output_path, output_is_directory
 
-    from pinshift.plan_memo import PlanMemo
+    from pinshift.planning.memo import PlanMemo
 
     memo = PlanMemo.open(note=lambda line: click.echo(printable(line), err=True))
     options = replace(options, run=replace(options.run, memo=memo))
@@ -254,7 +257,7 @@ def migrate(recipe, repo, bases, branch, dry_run, resume, force, keep_partial, p
     Works in a temporary git worktree: your current branch, working tree, index
     and stash are left exactly as they are.
     """
-    from pinshift.migrate import MigrateOptions
+    from pinshift.branches.migrate import MigrateOptions
 
     report = options_from(report_format, report_output, no_color, check, directory_ok=True)
     options = MigrateOptions(recipe=recipe, repo=repo, base=bases[0] if len(bases) == 1 else None, bases=bases,

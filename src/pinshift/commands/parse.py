@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import click
 
-from pinshift.display import printable
-from pinshift.files import DEFAULT_MAX_BYTES, SkippedFile, display_path, nix_files
+from pinshift.report.display import printable
+from pinshift.files.tree import DEFAULT_MAX_BYTES, SkippedFile, display_path, nix_files
 from pinshift.syntax.document import parse_document
+from pinshift.git.repo import listed_files
 
 
 @click.command()
@@ -22,7 +23,7 @@ from pinshift.syntax.document import parse_document
 def parse(paths: tuple[str, ...], max_bytes: int, quiet: bool, verbose: bool) -> None:
     """Parse Nix files and print each syntax problem as path:line:col: message."""
     problems = skipped = checked = 0
-    for tree, relative in nix_files(paths, max_bytes):
+    for tree, relative in nix_files(paths, max_bytes, listed_files):
         shown = display_path(tree, relative)
         try:
             data = tree.read(relative)

@@ -11,6 +11,8 @@ the recipe or KIND needs it, with consent (`--trust-repo`, `pinshift trust`).
 
 from __future__ import annotations
 
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
+
 import dataclasses
 import re
 import types
@@ -20,7 +22,7 @@ from typing import Any
 
 import click
 
-from pinshift.display import printable
+from pinshift.report.display import printable
 from pinshift.errors import UsageError
 
 _REPO_HELP = "The recipe repository (default: the current directory)."
@@ -43,9 +45,9 @@ def repository_root(directory: Path) -> Path:
 
 
 def load_kinds(root: Path, migrations: Path | None, trust_repo: bool = False):
-    """The step kinds here (pinshift.kinds.StepKinds): nothing outside pinshift is imported until asked for."""
-    from pinshift.kinds import available_kinds
-    from pinshift.trust import Consent
+    """The step kinds here (pinshift.steps.registry.StepKinds): nothing outside pinshift is imported until asked for."""
+    from pinshift.steps.registry import available_kinds
+    from pinshift.steps.trust import Consent
 
     return available_kinds(root, migrations, Consent(trust_repo, migrations))
 
@@ -230,7 +232,7 @@ def recipe_description(recipe, origin: str, resolved, kinds: dict, root: Path) -
 
 
 def _kebab(name: str) -> str:
-    from pinshift.steps import param_key
+    from pinshift.steps.kind import param_key
 
     return param_key(name)
 
@@ -249,7 +251,7 @@ def recipes(repo: Path, kinds: bool, migrations: Path | None) -> None:
     if kinds:
         lines = kinds_listing(found, root)
     else:
-        from pinshift.recipes import list_recipes
+        from pinshift.recipes.recipe import list_recipes
 
         lines = _table([(name, origin, description) for name, origin, description in list_recipes(root)])
         lines.extend(script_notes(found, root))
@@ -274,11 +276,11 @@ def show(recipe: str | None, step_kind: str | None, all_kinds: bool, repo: Path,
     if all_kinds:
         lines = kinds_listing(kinds, root)
     elif step_kind:
-        from pinshift.kinds import get_kind
+        from pinshift.steps.registry import get_kind
 
         lines = kind_documentation(get_kind(kinds, step_kind), root)
     else:
-        from pinshift.recipes import find_recipe, validate_recipe
+        from pinshift.recipes.recipe import find_recipe, validate_recipe
 
         found = find_recipe(recipe, root)
         lines = recipe_description(found, recipe_origin(recipe, found), validate_recipe(found, kinds), kinds, root)

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
+
 import os
 import shlex
 from pathlib import Path
 
 import click
 
-from pinshift.display import printable
+from pinshift.report.display import printable
 from pinshift.errors import UsageError
-from pinshift.files import DEFAULT_MAX_BYTES
+from pinshift.files.tree import DEFAULT_MAX_BYTES
 
-DEFAULT_FILES = (".flox/pkgs/**/*.nix",)  # pinshift.recipes.DEFAULT_FILES, without importing it
+DEFAULT_FILES = (".flox/pkgs/**/*.nix",)  # pinshift.recipes.recipe.DEFAULT_FILES, without importing it
 
 
 @click.command()
@@ -49,7 +51,7 @@ def status(repos, branches, files, fmt, nixpkgs, align_to, pick, recipe_for, che
     set(s), recipe pattern, variants, drift; read from each branch's commit (nothing is checked out or written)."""
     from pinshift.checks.status import StatusOptions, gather_status
     from pinshift.checks.status_report import render_json, render_markdown, render_text
-    from pinshift.globs import glob_problem
+    from pinshift.files.globs import glob_problem
 
     for glob in files:
         if problem := glob_problem(glob):

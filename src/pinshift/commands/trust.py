@@ -1,10 +1,12 @@
 """`pinshift trust [DIR]`: let a repository's own step kinds run without `--trust-repo` (like `direnv allow`).
 
-Writes the repository's root into the user's pinshift config (see pinshift.trust);
+Writes the repository's root into the user's pinshift config (see pinshift.steps.trust);
 `--remove` takes it out, `--list` prints what is trusted. Nothing of the repository runs here.
 """
 
 from __future__ import annotations
+
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
 
 from pathlib import Path
 
@@ -12,9 +14,9 @@ import click
 
 
 def _kinds_there(root: Path) -> str:
-    from pinshift.kinds import REPOSITORY_MIGRATIONS
-    from pinshift.display import printable
-    from pinshift.scripts import find_scripts
+    from pinshift.steps.registry import REPOSITORY_MIGRATIONS
+    from pinshift.report.display import printable
+    from pinshift.steps.scripts import find_scripts
 
     directory = root / REPOSITORY_MIGRATIONS
     scripts = find_scripts(directory) if directory.is_dir() else []
@@ -32,7 +34,7 @@ def trust(directory: Path, remove: bool, list_all: bool) -> None:
     """Trust the repository at DIRECTORY (default: the one around .): a recipe step that needs one of its
     .pinshift/migrations/*.py step kinds may run it without --trust-repo.
     """
-    from pinshift import trust as consent
+    from pinshift.steps import trust as consent
     from pinshift.commands.recipes import repository_root
 
     config = consent.config_path()

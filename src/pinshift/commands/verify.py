@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
+
 from pathlib import Path
 
 import click
 
-from pinshift.display import printable
-from pinshift.files import DEFAULT_MAX_BYTES
+from pinshift.report.display import printable
+from pinshift.files.tree import DEFAULT_MAX_BYTES
 
 
 @click.command()

@@ -10,6 +10,8 @@ so the demo works offline right after install.
 
 from __future__ import annotations
 
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
+
 from pathlib import Path
 
 from pinshift.demo.matrix import OLD_REV, render_recipe, variants
@@ -124,7 +126,7 @@ def build_demo(directory: Path, flox_args: bool = False) -> Path:
     `flox_args`: `main` holds Flox function-argument recipes (`pinshift.demo.flox_args`, the
     seed's `main`) instead of a README only; the `pytorch-2.9` branch is the same either way.
     """
-    from pinshift.gitrepo import commit_everything, init_repository
+    from pinshift.git.repo import commit_everything, init_repository
 
     directory = Path(directory)
     if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):

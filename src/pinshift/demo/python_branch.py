@@ -13,6 +13,8 @@ the bundled recipe `pytorch-2.9-python311`.
 
 from __future__ import annotations
 
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
+
 from pathlib import Path
 
 from pinshift.demo.build import MAIN_README, MANIFEST, _write
@@ -72,7 +74,7 @@ def python312_files() -> dict[str, bytes]:
 
 def build_python312_demo(directory: Path) -> Path:
     """Create the repository in `directory` (new or empty), `pytorch-2.9-python312` checked out; its path."""
-    from pinshift.gitrepo import commit_everything, init_repository
+    from pinshift.git.repo import commit_everything, init_repository
 
     directory = Path(directory)
     if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):

@@ -9,6 +9,8 @@ the proof restricts its `files` to globs of that group.
 
 from __future__ import annotations
 
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
+
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -50,14 +52,14 @@ class Candidate:
 
 def literal(text: str) -> str:
     """`text` as a recipe must write it to mean exactly `text`: braces doubled where `{name}` would be read
-    as a placeholder (pinshift.placeholders); most text needs nothing.
+    as a placeholder (pinshift.recipes.placeholders); most text needs nothing.
 
         >>> literal("{ pkgs ? import <nixpkgs> {} }")
         '{ pkgs ? import <nixpkgs> {} }'
         >>> literal("https://example.org/{rev}.tar.gz")
         'https://example.org/{{rev}}.tar.gz'
     """
-    from pinshift.placeholders import PlaceholderError, expand
+    from pinshift.recipes.placeholders import PlaceholderError, expand
 
     try:
         if expand(text, {}) == text:

@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pinshift.diff import unified_diff
-from pinshift.display import printable
+from pinshift.planning.diff import unified_diff
+from pinshift.report.display import printable
 from pinshift.errors import PinshiftError
 from pinshift.infer.blocks import first_mixed_block
 from pinshift.infer.trees import Comparison
-from pinshift.plan import Plan, tree_changes
+from pinshift.planning.plan import Plan, tree_changes
 
 DIFF_LINES = 6  # a residue's short diff: at most this many -/+ lines
 LINE_WIDTH = 100

@@ -14,13 +14,15 @@
 
 from __future__ import annotations
 
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
+
 import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pinshift.errors import PinshiftError, UsageError
-from pinshift.globs import glob_problem, matches
+from pinshift.files.globs import glob_problem, matches
 from pinshift.infer import propose_docs, propose_files, propose_nix, propose_pins, propose_strings
 from pinshift.infer.candidates import Setting, draft_message, literal, literal_value, writable
 from pinshift.infer.coverage import Coverage, corrupted, measure, planned_files, recipe_origins
@@ -29,9 +31,9 @@ from pinshift.infer.prove import Accepted, Dropped, attempt
 from pinshift.infer.recipe_toml import render
 from pinshift.infer.state import State
 from pinshift.infer.trees import Comparison
-from pinshift.plan import Plan
-from pinshift.recipes import DEFAULT_FILES, parse_recipe, validate_recipe
-from pinshift.runner import plan_recipe
+from pinshift.planning.plan import Plan
+from pinshift.recipes.recipe import DEFAULT_FILES, parse_recipe, validate_recipe
+from pinshift.planning.runner import plan_recipe
 
 # The order steps are tried in, and the order they run in: files move first (later steps see the
 # new names), then whole-file conversions, pins, names, bindings, strings, markers, documents.
@@ -80,8 +82,8 @@ class Inference:
 
 def open_comparison(options: InferOptions) -> tuple[Comparison, Setting]:
     """Check the repository, the refs and the globs; compare the two commits. Raises for every usage error."""
-    from pinshift.gitrepo import Repository
-    from pinshift.placeholders import migration_branches
+    from pinshift.git.repo import Repository
+    from pinshift.recipes.placeholders import migration_branches
 
     for glob in options.files:
         problem = glob_problem(glob)
@@ -115,7 +117,7 @@ def default_files(comparison: Comparison) -> tuple[str, ...]:
 def infer(options: InferOptions, kinds=None) -> Inference:
     comparison, setting = open_comparison(options)
     if kinds is None:
-        from pinshift.kinds import available_kinds
+        from pinshift.steps.registry import available_kinds
 
         kinds = available_kinds()
     inference = Inference(comparison, setting)

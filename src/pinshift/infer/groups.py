@@ -17,7 +17,7 @@ classes, position by position, among parts of one length (every GPU variant but 
     ('.flox/pkgs/*-sm120-*.nix', '.flox/pkgs/*-sm[68][01]-*.nix')
 
 Each glob matches only files of the group among `others` and the group (checked with
-pinshift.globs, the matcher recipes use); a group no few globs describe gets its paths
+pinshift.files.globs, the matcher recipes use); a group no few globs describe gets its paths
 listed one by one (`exact_globs`), and a step never gets more than MAX_LISTED of those
 (`describe`: None beyond that).
 """
@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from pinshift.globs import matches
+from pinshift.files.globs import matches
 
 MAX_GLOBS = 4
 MAX_LISTED = 8  # paths listed one by one at most, where no few globs say which files a step runs on

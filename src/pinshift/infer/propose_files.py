@@ -16,7 +16,7 @@ from __future__ import annotations
 import difflib
 from collections import defaultdict
 
-from pinshift.globs import matches
+from pinshift.files.globs import matches
 from pinshift.infer.candidates import Candidate, Setting, short
 from pinshift.infer.groups import describe, exact_globs, group_globs
 from pinshift.infer.names import change_words, inserted_text, name_change, token_count

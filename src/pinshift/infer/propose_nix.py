@@ -33,8 +33,8 @@ from pinshift.infer.state import State
 from pinshift.migrations._results import binding_overrides, result_overrides
 from pinshift.migrations.metadata_rev import _markers
 from pinshift.migrations.replace_in_strings import bound_strings
-from pinshift.steps import StepOutput
-from pinshift.syntax import layout
+from pinshift.steps.kind import StepOutput
+from pinshift.steps import layout
 from pinshift.syntax.queries import bindings, name_of
 from pinshift.syntax.scopes import binder_of
 

@@ -24,7 +24,7 @@ from pinshift import languages
 from pinshift.infer.candidates import Candidate, Setting
 from pinshift.infer.state import State
 from pinshift.migrations.pin_swap import pin_sites
-from pinshift.nar import parse_sha256
+from pinshift.nixpkgs.nar import parse_sha256
 from pinshift.syntax.queries import STRING_TYPES, fetcher_calls, functions, string_value, unwrap, walk
 
 _FULL = re.compile(rb"[0-9a-fA-F]{40}\Z")

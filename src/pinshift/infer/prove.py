@@ -16,14 +16,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pinshift.errors import PinshiftError
-from pinshift.globs import matches
+from pinshift.files.globs import matches
 from pinshift.infer.candidates import Candidate, Setting, draft_message
 from pinshift.infer.groups import describe
 from pinshift.infer.hunks import overreach
 from pinshift.infer.state import State
-from pinshift.plan import FileChange, StepPlan
-from pinshift.recipes import Recipe, RecipeStep, validate_recipe
-from pinshift.runner import plan_step
+from pinshift.planning.plan import FileChange, StepPlan
+from pinshift.recipes.recipe import Recipe, RecipeStep, validate_recipe
+from pinshift.planning.runner import plan_step
 
 RECIPE_NAME = "inferred"
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import tomlkit
 
-from pinshift.display import printable
+from pinshift.report.display import printable
 
 
 def _value(value: Any):

@@ -1,6 +1,6 @@
 """The two commits infer compares: their files, which paths changed and how git pairs them.
 
-git's own rename and copy detection (pinshift.gitrepo.Repository.changed_files) says which
+git's own rename and copy detection (pinshift.git.repo.Repository.changed_files) says which
 file of TARGET came from which file of BASE (and a removed and an added file whose names differ
 by one consistent change and whose lines are at least 30% alike are a rename too, which git misses
 in small files); `--files` globs limit what is compared. Files
@@ -14,8 +14,8 @@ import difflib
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from pinshift.content import SkippedFile
-from pinshift.globs import matches
+from pinshift.files.content import SkippedFile
+from pinshift.files.globs import matches
 from pinshift.infer.names import name_change
 
 SIMILAR = 0.3  # lines alike for a removed and an added file of matching names to count as a rename

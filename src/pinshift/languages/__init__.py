@@ -3,6 +3,8 @@
 Every parsed document has `.path`, `.data` (the original bytes) and `.problems`
 (syntax problems; edits that add one are refused). Nix files get a tree-sitter
 Document; other languages register a module here (see `PARSERS`).
+
+May import: pinshift.syntax.
 """
 
 from __future__ import annotations

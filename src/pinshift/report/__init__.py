@@ -3,10 +3,15 @@
 Commands that plan steps (`migrate`, `apply`) decorate themselves with
 `report_options` and call `emit(plan, options)`; the report is always a
 rendering of the same Plan the files and commits were made from. Renderers are
-imported only when a report is written, so `pinshift --help` stays fast.
+imported only when a report is written, so `pinshift --help` stays fast. `display.printable` is the
+rule for everything printed that comes from a file; `fanout` renders a run onto several bases.
+
+May import: pinshift.errors, pinshift.languages, pinshift.files, pinshift.planning.
 """
 
 from __future__ import annotations
+
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
 
 import os
 import sys
@@ -16,10 +21,9 @@ from pathlib import Path
 
 import click
 
-from pinshift.display import printable
+from pinshift.report.display import printable
 from pinshift.errors import UsageError
-from pinshift.plan import Plan
-from pinshift.report.progress import ProgressBar, progress_bar  # noqa: F401  (re-exported for commands)
+from pinshift.planning.plan import Plan
 
 DEFAULT_MARKDOWN_LIMIT = 65_000  # GitHub rejects comments over 65,536 characters
 _LIMIT_KEY = "pinshift.report.markdown_limit"
@@ -178,7 +182,7 @@ def check_output_directory(target: str | os.PathLike) -> Path:
 
 
 def _write_file(target: str, text: str | Iterable[str]) -> None:
-    from pinshift.files import write_atomic
+    from pinshift.files.tree import write_atomic
 
     path = check_output_path(target)
     pieces = (text,) if isinstance(text, str) else text

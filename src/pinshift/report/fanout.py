@@ -4,21 +4,23 @@
 - Markdown: the same table, then one section per branch holding that branch's pull-request
   report (pinshift.report.markdown), fit for one combined comment; with `--output DIR`, one
   file per branch plus `index.md` linking them (one comment per branch);
-- JSON, schema `pinshift.fanout/1` (docs/report-schema.md): a list of branches, each with its
+- JSON, schema `pinshift.branches.fanout/1` (docs/report-schema.md): a list of branches, each with its
   status, reason and its `pinshift.report/1` report (null when it failed before planning).
 """
 
 from __future__ import annotations
+
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
 
 import hashlib
 import json
 import re
 from pathlib import Path
 
-from pinshift.display import printable
+from pinshift.report.display import printable
 from pinshift.report.totals import plural, short
 
-SCHEMA = "pinshift.fanout/1"
+SCHEMA = "pinshift.branches.fanout/1"
 
 
 def _steps(outcome) -> str:
@@ -134,7 +136,7 @@ def write_directory(outcomes, directory: Path, fmt: str, recipe: str, dry_run: b
                     link_base: str | None = None) -> list[Path]:
     """One report per branch (`file_name(branch)` + `.md` / `.json` / `.txt`) and an index; the files written,
     the index last."""
-    from pinshift.files import write_atomic
+    from pinshift.files.tree import write_atomic
     from pinshift.report import render
     from pinshift.report import ReportOptions
 

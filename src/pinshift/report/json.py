@@ -14,9 +14,9 @@ from dataclasses import asdict
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from pinshift.diff import diff_text
+from pinshift.planning.diff import diff_text
 from pinshift.languages import parser_name
-from pinshift.plan import AppliedEdit, FileChange, Plan, StepPlan, Warning
+from pinshift.planning.plan import AppliedEdit, FileChange, Plan, StepPlan, Warning
 from pinshift.report.groups import (ChangeGroup, Location, MessageGroup, change_groups, note_groups, refused_groups,
                                     skipped_groups, warning_groups)
 from pinshift.report.totals import totals

@@ -19,9 +19,9 @@ import html
 import posixpath
 from dataclasses import dataclass
 
-from pinshift.diff import diff_text
-from pinshift.display import printable
-from pinshift.plan import FileChange, Plan, StepPlan
+from pinshift.planning.diff import diff_text
+from pinshift.report.display import printable
+from pinshift.planning.plan import FileChange, Plan, StepPlan
 from pinshift.report.groups import (ChangeGroup, Location, MessageGroup, change_groups, note_groups, refused_groups,
                                     run_notes, skipped_groups, warning_groups)
 from pinshift.report.totals import endpoint, parsers_line, plural, short, totals

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import click
 
-from pinshift.diff import diff_text
-from pinshift.display import printable
-from pinshift.plan import FileChange, Plan, StepPlan
+from pinshift.planning.diff import diff_text
+from pinshift.report.display import printable
+from pinshift.planning.plan import FileChange, Plan, StepPlan
 from pinshift.report.groups import (ChangeGroup, change_groups, group_lines, note_groups, outcome_text, refused_groups,
                                     run_notes, skipped_groups, warning_groups)
 from pinshift.report.totals import endpoint, parsers_line, plural, short, totals

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pinshift.languages import parser_name
-from pinshift.plan import Plan, StepPlan
+from pinshift.planning.plan import Plan, StepPlan
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from pinshift.plan import FileChange, StepPlan
+from pinshift.planning.plan import FileChange, StepPlan
 
 OLD_NAME, NEW_NAME = "<old-name>", "<new-name>"
 _REVISION = re.compile(r"\b([0-9a-f]{7})(?:[0-9a-f]{33}|[0-9a-f]{57})\b")

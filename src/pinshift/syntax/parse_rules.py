@@ -31,17 +31,15 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from decimal import Decimal
 
-from typing import TYPE_CHECKING
 
 from tree_sitter import Node, Query, QueryCursor
 
 from pinshift.syntax.attrnames import static_name
 from pinshift.syntax.language import nix_language
+from pinshift.syntax.source import Source
 from pinshift.syntax.duplicates import CONTAINERS, attribute_duplicates, formal_duplicates
 from pinshift.syntax.paths import PATH_TYPES, Reread, check_path
 
-if TYPE_CHECKING:
-    from pinshift.syntax.document import Document
 
 INT_MAX = 2**63 - 1
 _KEYWORDS = ("if", "then", "else", "assert", "with", "let", "in", "rec", "inherit")
@@ -72,7 +70,7 @@ def _query() -> Query:
 _FEW_SPANS = 32  # a query limited to a span still starts at the root: more spans, one query of the file
 
 
-def _captures(doc: Document, regions: Sequence[tuple[int, int]] | None) -> dict[str, list[Node]]:
+def _captures(doc: Source, regions: Sequence[tuple[int, int]] | None) -> dict[str, list[Node]]:
     spans = _merged(regions, len(doc.data)) if regions is not None else []
     if regions is None or len(spans) > _FEW_SPANS:
         return QueryCursor(_query()).captures(doc.root)
@@ -90,7 +88,7 @@ def _captures(doc: Document, regions: Sequence[tuple[int, int]] | None) -> dict[
 _NAME_PLACES = ("attrpath", "inherited_attrs")
 
 
-def inside_literal_text(doc: Document, ranges: Sequence[tuple[int, int]]) -> bool:
+def inside_literal_text(doc: Source, ranges: Sequence[tuple[int, int]]) -> bool:
     """Whether each byte range [start, end) lies inside one literal fragment of a string that names no attribute.
 
     Such bytes hold no path, number, name or binder: an edit that only rewrites them (a pin's
@@ -122,11 +120,11 @@ def _merged(regions: Sequence[tuple[int, int]], size: int, gap: int = 256) -> li
     return [(start, end) for start, end in spans]
 
 
-def _is_empty(doc: Document) -> bool:
+def _is_empty(doc: Source) -> bool:
     return not doc.root.has_error and all(c.type == "comment" for c in doc.root.children)
 
 
-def _update_readings(doc: Document, rereads: list[Reread], grammar_nodes: Callable) -> Iterator[Finding]:
+def _update_readings(doc: Source, rereads: list[Reread], grammar_nodes: Callable) -> Iterator[Finding]:
     """The fragments Nix reads as `a // b` whose reading does not parse (paths.py), decided in one re-read.
 
     Nix reads every such fragment of the file that way, so the file is parsed once more with all of
@@ -169,7 +167,7 @@ def _update_readings(doc: Document, rereads: list[Reread], grammar_nodes: Callab
         yield rereads[index].cut, rereads[index].message(doc.data), ""
 
 
-def rule_problems(doc: Document, regions: Sequence[tuple[int, int]] | None,
+def rule_problems(doc: Source, regions: Sequence[tuple[int, int]] | None,
                   grammar_nodes: Callable) -> Iterator[Finding]:
     """Nix's parse-time rules broken in `doc` (only around `regions`, when given), unsorted."""
     if _is_empty(doc):

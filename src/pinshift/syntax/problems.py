@@ -30,12 +30,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from tree_sitter import Node
 
-if TYPE_CHECKING:
-    from pinshift.syntax.document import Document
+from pinshift.syntax.parse_rules import rule_problems
+from pinshift.syntax.source import Source
+
 
 
 _NUMBER = re.compile(r"(?<![\w.])\d+(?!\w|\.\d)")  # as report/groups.py: not in a word, a version or a decimal
@@ -194,7 +194,7 @@ def forgiven_nodes(root: Node) -> set[int]:
     return _verdicts(root)[1]
 
 
-def _describe(doc: Document, node: Node) -> str:
+def _describe(doc: Source, node: Node) -> str:
     if node.is_missing:
         return f"syntax error: missing {node.type!r}"
     text = doc.text(node)
@@ -208,15 +208,13 @@ BOM = b"\xef\xbb\xbf"
 BOM_MESSAGE = "syntax error: byte-order mark (Nix rejects a file starting with a UTF-8 BOM; remove its first 3 bytes)"
 
 
-def find_problems(doc: Document, regions: Sequence[tuple[int, int]] | None = None) -> list[Problem]:
+def find_problems(doc: Source, regions: Sequence[tuple[int, int]] | None = None) -> list[Problem]:
     """Every syntax problem in `doc`, in source order, forgiving only the gaps above.
 
     With `regions` (byte ranges of a re-parsed file), Nix's own rules are checked only around
     them (parse_rules.rule_problems); the grammar is always checked in full (it costs nothing
     on a tree without errors).
     """
-    from pinshift.syntax.parse_rules import rule_problems
-
     found = []
     if doc.data.startswith(BOM):
         # No source line: a problem's key includes it, and edits on line 1 must not make this one look new.

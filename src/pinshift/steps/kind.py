@@ -11,17 +11,17 @@ A step-kind module (see docs/writing-steps.md) defines:
     def prepare(params, docs) -> Params             # optional repo-wide resolution
     def survey(doc, params) / resolve(params, surveys)  # optional: prepare split per file (see runner)
     def nixpkgs_query(params) -> NixpkgsQuery | None  # optional: what it needs from a nixpkgs clone
-    def with_nixpkgs(params, facts) -> Params        # ...and the params once pinshift.pin_inputs got it
-    def plan_paths(paths, params) -> list[FileOp]   # optional: a file-level step (see pinshift.fileops)
+    def with_nixpkgs(params, facts) -> Params        # ...and the params once pinshift.checks.pin_inputs got it
+    def plan_paths(paths, params) -> list[FileOp]   # optional: a file-level step (see pinshift.files.fileops)
 
 The module docstring is the kind's user documentation (`pinshift show --step KIND`).
 `needles` lists byte strings the step can possibly change; a file containing none
 of them is not parsed at all. `prepare` sees every document that passed the
 prefilter before any plan runs (pin-swap resolves an abbreviated revision there).
 
-Which kinds exist and when a file outside pinshift is imported: pinshift.kinds.
+Which kinds exist and when a file outside pinshift is imported: pinshift.steps.registry.
 `nixpkgs_query`/`with_nixpkgs` keep a step pure that needs git: the command asks a
-local nixpkgs clone before planning (pinshift.pin_inputs: a branch name resolved to
+local nixpkgs clone before planning (pinshift.checks.pin_inputs: a branch name resolved to
 its commit, the sha256 of that commit's archive, or `PinOf`: the pin another recipe
 repository's branch uses) and hands the answer back as params.
 A Params field typed by a frozen dataclass (`PinOf`) is a TOML table, validated key by key.
@@ -31,6 +31,8 @@ path, with `context.source` naming the file it came from.
 """
 
 from __future__ import annotations
+
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
 
 import dataclasses
 import types
@@ -110,7 +112,7 @@ class PinOf:
 
     `repo` is a local clone (relative to the recipe repository, or absolute), `ref` its branch
     (or any commit-ish); the branch's recipes (`files`) must all pin one revision, unless
-    `pick = "majority"` takes the most common one. pinshift.pin_inputs reads it before planning.
+    `pick = "majority"` takes the most common one. pinshift.checks.pin_inputs reads it before planning.
     """
 
     repo: str
@@ -119,7 +121,7 @@ class PinOf:
     files: tuple[str, ...] = PIN_OF_FILES
 
     def __post_init__(self) -> None:
-        from pinshift.globs import glob_problem
+        from pinshift.files.globs import glob_problem
 
         if not self.repo.strip():
             raise ParamError("repo", "'repo' must be the path of a local clone (relative to the recipe repository)")
@@ -139,7 +141,7 @@ class PinOf:
 
 @dataclass(frozen=True)
 class NixpkgsQuery:
-    """What a step needs from a local nixpkgs clone before it can plan (answered by pinshift.pin_inputs).
+    """What a step needs from a local nixpkgs clone before it can plan (answered by pinshift.checks.pin_inputs).
 
     `revision` (a commit id, abbreviated or not, a branch or a tag) is resolved to its full
     commit id; a `PinOf` is first read from that repository's branch (its recipes' single
@@ -200,7 +202,7 @@ class StepKind:
     def _call(self, doing: str, function: Any, *args: Any) -> Any:
         if self.script is None:
             return function(*args)
-        from pinshift.scripts import guarded
+        from pinshift.steps.scripts import guarded
 
         return guarded(self.script, self.name, doing, function, *args)
 
@@ -392,16 +394,3 @@ def _parameters(params_type: type) -> tuple[Parameter, ...]:
         else:
             out.append(Parameter(param_key(f.name), f.name, hints[f.name], True))
     return tuple(out)
-
-
-# --- loading kinds: pinshift.kinds (these names stay importable from here) -----------------------
-
-_LOADERS = ("available_kinds", "bundled_kinds", "get_kind", "load_kinds_from")
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LOADERS:
-        from pinshift import kinds
-
-        return getattr(kinds, name)
-    raise AttributeError(f"module 'pinshift.steps' has no attribute {name!r}")

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pinshift.content import DEFAULT_MAX_BYTES, SkippedFile, check_content
+from pinshift.files.content import DEFAULT_MAX_BYTES, SkippedFile, check_content
 from pinshift.errors import GitError, IncompleteRun
 
 ZERO = "0" * 40
@@ -79,7 +79,7 @@ class CommitTree:
 
     Symlinks and submodules are skipped with a reason: pinshift never edits through a link.
     `prefetch(paths)` reads many blobs through one `git cat-file --batch` (one process
-    instead of a round trip per file); pinshift.pool calls it for each chunk of files, in
+    instead of a round trip per file); pinshift.planning.pool calls it for each chunk of files, in
     the process that reads them. A file not prefetched is read through GitPython in the
     process that opened the repository and through a `git cat-file` of its own in any
     other, so forked workers never touch GitPython's reader, which is not fork-safe.

@@ -33,7 +33,7 @@ without following or blocking, never written, never removed); a cache that canno
 only costs the next run its time.
 
 Nothing outside `$XDG_CACHE_HOME/pinshift` is ever read, written or removed: the directories are
-opened as `pinshift.cache_dir` says (no link followed below `$XDG_CACHE_HOME`; a `pinshift`,
+opened as `pinshift.files.cache_dir` says (no link followed below `$XDG_CACHE_HOME`; a `pinshift`,
 `plans` or fingerprint directory that is a link, another user's, or writable by every user turns
 the memo off for the run, with a note), and the tidy-up removes only regular files with the names
 pinshift gives its own (`<32 hex>.memo`, `.<32 hex>.<random>.tmp`, and the first version's
@@ -41,6 +41,8 @@ pinshift gives its own (`<32 hex>.memo`, `.<32 hex>.<random>.tmp`, and the first
 """
 
 from __future__ import annotations
+
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
 
 import dataclasses
 import datetime
@@ -60,7 +62,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from pinshift import cache_dir
+from pinshift.files import cache_dir
 
 FORMAT = b"pinshift-plan-memo/4\n"
 MAX_BYTES = 96 * 1024 * 1024  # per segment file: beyond it, it is rewritten with the entries this run used
@@ -214,7 +216,7 @@ def encode(results: Any) -> bytes:
 
 def decode(payload: bytes, steps: int) -> list | None:
     """The results `encode` stored, or None when the payload is damaged or not a plan of `steps` steps."""
-    from pinshift.plan import FileChange
+    from pinshift.planning.plan import FileChange
 
     try:
         results = pickle.loads(zlib.decompress(payload))

@@ -12,6 +12,8 @@ unless --keep-partial asks to keep the steps that completed.
 
 from __future__ import annotations
 
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
+
 from dataclasses import dataclass, field
 import shlex
 import signal
@@ -19,16 +21,16 @@ from pathlib import Path
 from typing import Any
 
 from pinshift.errors import GitError, IncompleteRun, StepFailed, UsageError
-from pinshift.gitcommit import open_committer, remove_stale_index_dirs, remove_stale_worktrees
-from pinshift.gitrepo import Repository, StepRecord
+from pinshift.git.commit import open_committer, remove_stale_index_dirs, remove_stale_worktrees
+from pinshift.git.repo import Repository, StepRecord
 from pinshift.interrupts import deferred
-from pinshift.placeholders import base_name, migration_branches
-from pinshift.plan import Plan, StepPlan, iter_tree_changes
-from pinshift.recipes import Recipe, RecipeStep, find_recipe, validate_recipe
-from pinshift.runner import RunOptions, plan_recipe
-from pinshift.kinds import available_kinds
-from pinshift.steps import StepKind
-from pinshift.trust import Consent
+from pinshift.recipes.placeholders import base_name, migration_branches
+from pinshift.planning.plan import Plan, StepPlan, iter_tree_changes
+from pinshift.recipes.recipe import Recipe, RecipeStep, find_recipe, validate_recipe
+from pinshift.planning.runner import RunOptions, plan_recipe
+from pinshift.steps.registry import available_kinds
+from pinshift.steps.kind import StepKind
+from pinshift.steps.trust import Consent
 
 LISTED_FILES = 10  # a commit body lists the changed files when there are at most this many
 
@@ -40,7 +42,7 @@ class MigrateOptions:
     recipe: str
     repo: Path = Path(".")
     base: str | None = None
-    bases: tuple[str, ...] = ()  # every --from (fan-out when several, or globs; see pinshift.fanout)
+    bases: tuple[str, ...] = ()  # every --from (fan-out when several, or globs; see pinshift.branches.fanout)
     branch: str | None = None
     target: str | None = None  # the target already named (a fan-out names every base's first): not a template
     dry_run: bool = False
@@ -52,7 +54,7 @@ class MigrateOptions:
     strict: bool = False
     migrations: Path | None = None
     trust_repo: bool = False  # consent to import the repository's .pinshift/migrations/ kinds a step needs
-    nixpkgs: Path | None = None  # a local nixpkgs clone for steps that ask one (pinshift.pin_inputs)
+    nixpkgs: Path | None = None  # a local nixpkgs clone for steps that ask one (pinshift.checks.pin_inputs)
     run: RunOptions = field(default_factory=RunOptions)
 
 
@@ -140,7 +142,7 @@ def target_name(template: str, base: str) -> str:
 def _fill_from_nixpkgs(migration: Migration) -> None:
     """Steps that need a nixpkgs clone (a branch name for `new`, `hash = "compute"`) get it now, last of all
     checks because hashing an uncached revision takes seconds; the steps themselves never run git."""
-    from pinshift.pin_inputs import fill
+    from pinshift.checks.pin_inputs import fill
 
     source = migration.recipe.source
     todo = [(number, entry) for number, entry in enumerate(migration.steps, 1) if number >= migration.first_step]
@@ -263,7 +265,7 @@ def run(migration: Migration, planned: Plan) -> Result:
     """Commit each changing step, then set (and push) the branch.
 
     Commits are made through git's plumbing, or by `git commit` in a temporary worktree when
-    the repository has commit hooks that would run (pinshift.gitcommit). On any failure,
+    the repository has commit hooks that would run (pinshift.git.commit). On any failure,
     Ctrl-C, SIGTERM and SIGHUP included, no branch is left (and no worktree), unless
     --keep-partial: then the branch keeps the steps that completed. Setting the branch and
     cleaning up are not cut in half by a signal: one that arrives there is taken after the

@@ -1,7 +1,7 @@
 """The NAR sha256 of a commit's archive, as `nix-prefetch-url --unpack` computes it for GitHub's tarball.
 
 GitHub makes `/archive/<rev>.tar.gz` with `git archive`; Nix unpacks it, strips the
-single top directory and hashes the NAR of what is left (`pinshift.nar`). The same
+single top directory and hashes the NAR of what is left (`pinshift.nixpkgs.nar`). The same
 tree is built here straight from the commit's objects, following `git archive`'s
 rules (git ≥ 2.31, archive.c), and nothing is ever checked out:
 
@@ -33,8 +33,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from pinshift.gitrepo import MissingObject, ObjectStore, TreeEntry
-from pinshift.nar import Directory, File, Node, Symlink, leaves, nar_sha256
+from pinshift.git.repo import MissingObject, ObjectStore, TreeEntry
+from pinshift.nixpkgs.nar import Directory, File, Node, Symlink, leaves, nar_sha256
 
 CONVERSIONS = ("export-subst", "text", "eol", "crlf", "ident", "filter", "working-tree-encoding")
 ATTRIBUTES = ("export-ignore", *CONVERSIONS)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
-from pinshift.diff import unified_diff
-from pinshift.plan import FileChange
+from pinshift.planning.diff import unified_diff
+from pinshift.planning.plan import FileChange
 
 OLD_NAME, NEW_NAME = b"<old-name>", b"<new-name>"
 _EDGE = r"A-Za-z0-9_\-"  # a file name is a whole word when no letter, digit, _ or - touches it

@@ -2,7 +2,7 @@
 
 A repository's `.pinshift/migrations/*.py` and the files of `--migrations DIR` are somebody's
 code. pinshift reads them *statically* to know which kind each file defines (the rule below),
-imports one only when a step needs its kind and the user consented (see pinshift.trust), and
+imports one only when a step needs its kind and the user consented (see pinshift.steps.trust), and
 runs it under `script_call`: while it is imported and while its hooks run, whatever it prints
 goes to stderr (so reports on stdout stay clean), and whatever it raises or exits with becomes a
 `StepScriptError` naming the file (exit 2), never a silent exit or pinshift's internal error.
@@ -35,7 +35,6 @@ from pathlib import Path
 from typing import Any
 
 from pinshift.errors import PinshiftError, StepScriptError
-from pinshift.display import printable
 
 STATIC_READ_LIMIT = 1 << 20  # larger files are known by their file name only
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
@@ -157,7 +156,7 @@ def script_call(path: Path, kind: str, doing: str) -> Iterator[None]:
                               f"{doing}; a step kind returns its result or raises an error, it never exits") from None
     except BaseException as error:  # noqa: BLE001 - anything else the script raises is the script's failure
         text = str(error).strip()
-        described = f"{type(error).__name__}: {printable(text.splitlines()[0])}" if text else type(error).__name__
+        described = f"{type(error).__name__}: {text.splitlines()[0]}" if text else type(error).__name__  # shown through printable
         raise _failure(error, f"{_where(error, path)}: step kind '{kind}' failed while {doing}: {described}") from None
 
 

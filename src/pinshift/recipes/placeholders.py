@@ -110,7 +110,7 @@ def base_name(repository, given: str) -> str:
     - a commit id: as typed (`781a13f`); any other revision (`main~2`): its commit's short id;
     - a name that is none of these (a missing base): as typed, for the base's own error to name.
 
-    `repository` is a pinshift.gitrepo.Repository.
+    `repository` is a pinshift.git.repo.Repository.
     """
     return _named(repository, given)[0]
 

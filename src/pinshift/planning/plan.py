@@ -76,7 +76,7 @@ class FileChange:
     source: str | None = None  # cloned from this path
     removed: bool = False  # the step removes this path
     mode: str | None = None  # git mode of a new path (renamed or cloned), else None
-    # the change's -U0 hunks (pinshift.hunks.changed_lines), set where the file was planned; None: not computed
+    # the change's -U0 hunks (pinshift.planning.hunks.changed_lines), set where the file was planned; None: not computed
     hunks: tuple | None = field(default=None, repr=False, compare=False)
 
     @property

@@ -5,13 +5,15 @@ A kind name means, in order:
    loaded (`shadowed`): `pinshift show RECIPE` of a bundled-only recipe runs no repository code;
 2. a kind defined by a file of `--migrations DIR` (consent for DIR is given by naming it);
 3. a kind defined by a file of the repository's `.pinshift/migrations/` (needs consent: `--trust-repo`
-   or the repository listed in the user's config, see pinshift.trust).
+   or the repository listed in the user's config, see pinshift.steps.trust).
 
-Files of 2 and 3 are found by a static read (pinshift.scripts) and imported on first use, after the
+Files of 2 and 3 are found by a static read (pinshift.steps.scripts) and imported on first use, after the
 consent check, with a line on stderr naming the file and the consent.
 """
 
 from __future__ import annotations
+
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
 
 import importlib
 import os
@@ -22,9 +24,9 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from pinshift.errors import NotTrusted, StepScriptError, UsageError
-from pinshift.scripts import StepScript, find_scripts, import_script
-from pinshift.steps import StepKind
-from pinshift.trust import Consent, consent_for_repository, how_to_consent
+from pinshift.steps.scripts import StepScript, find_scripts, import_script
+from pinshift.steps.kind import StepKind
+from pinshift.steps.trust import Consent, consent_for_repository, how_to_consent
 
 REPOSITORY_MIGRATIONS = Path(".pinshift") / "migrations"
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pinshift.errors import StepFailed
-from pinshift.globs import matches
+from pinshift.files.globs import matches
 
 # A new file name pinshift writes: no quotes, `$`, `\`, `*`, spaces or control characters, so an
 # updated self-reference can never end a string or comment or start an interpolation.

@@ -1,6 +1,6 @@
 """Committing a migration's steps: through git's plumbing, or in a scratch worktree when hooks must run.
 
-Part of the git layer (with pinshift.gitrepo): it speaks in trees, paths and bytes, never
+Part of the git layer (with pinshift.git.repo): it speaks in trees, paths and bytes, never
 in steps. `open_committer` picks how:
 
 - **Plumbing** (`PlumbingCommits`), when `git commit` would run no hook: the changed blobs go
@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Protocol
 
 from pinshift.errors import GitError
-from pinshift.gitrepo import Repository, _first_line
+from pinshift.git.repo import Repository, _first_line
 from pinshift.interrupts import deferred
 
 ZERO = "0" * 40

@@ -1,15 +1,15 @@
 """Fan-out: one recipe onto several base branches in one run (`migrate --from A --from B`, recipe `bases`).
 
 A loop around one migration, not a second git layer: each base becomes the MigrateOptions
-of a single-base run and goes through `pinshift.migrate` exactly as alone — prepared,
-planned, committed — in a worker process of its own (up to the CPU count; pinshift.workers),
+of a single-base run and goes through `pinshift.branches.migrate` exactly as alone — prepared,
+planned, committed — in a worker process of its own (up to the CPU count; pinshift.branches.workers),
 so a base that fails (missing, a refused file, a `--strict` warning, an existing target
 without `--force`) leaves no branch for that base and does not stop the others. What comes
 back is a value per base (`BaseOutcome`): created, nothing to change, planned (dry run) or
 failed with the reason.
 
 Every base's target is named before any worker starts (`plan_targets`): `{base}` in the
-template is the name the user gave (`pinshift.placeholders.base_name`: a tag's name, a commit
+template is the name the user gave (`pinshift.recipes.placeholders.base_name`: a tag's name, a commit
 id as typed, `origin/x` as `x`, `HEAD` as its branch). Usage errors found then stop the whole
 run with one line and exit 2, before any work: a template without `{base}` for several bases,
 a glob that matches no branch, two bases that make one branch, a target that is one of the
@@ -18,13 +18,15 @@ bases, two targets git cannot hold together (`r/a` and `r/a/b`), a name git cann
 
 from __future__ import annotations
 
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
+
 import fnmatch
 import os
 import signal
 from dataclasses import dataclass, field, replace
 
 from pinshift.errors import GitError, PinshiftError, UsageError
-from pinshift.plan import Plan
+from pinshift.planning.plan import Plan
 
 GLOB_CHARACTERS = "*?["
 
@@ -83,8 +85,8 @@ class BaseTarget:
 def bases_of(options) -> list[BaseTarget] | None:
     """The bases of a fan-out run and their targets, or None for a single-base run (at most one --from;
     no recipe `bases`). Raises UsageError/GitError (exit 2) for what would stop the run (`plan_targets`)."""
-    from pinshift.gitrepo import Repository
-    from pinshift.recipes import find_recipe
+    from pinshift.git.repo import Repository
+    from pinshift.recipes.recipe import find_recipe
 
     repository = Repository.open(options.repo)
     recipe = find_recipe(options.recipe, repository.root)
@@ -137,8 +139,8 @@ def plan_targets(repository, template: str, bases: list[str]) -> list[BaseTarget
     without --force or --resume it fails that base alone; with --force it is replaced (it can be the
     target of one base only).
     """
-    from pinshift.migrate import target_name
-    from pinshift.placeholders import base_name
+    from pinshift.branches.migrate import target_name
+    from pinshift.recipes.placeholders import base_name
 
     planned: list[tuple[BaseTarget, str]] = []  # each base that resolves, and what {base} is for it
     named = []
@@ -185,7 +187,7 @@ def _steps(plan: Plan) -> list[StepLine]:
 def run_base(options, item: BaseTarget, verify=None) -> BaseOutcome:
     """One base as a single-base `pinshift migrate` would run it, onto the target `plan_targets` named;
     every PinshiftError becomes its failure."""
-    from pinshift.migrate import clean_stale_worktrees, failure, plan, prepare, run
+    from pinshift.branches.migrate import clean_stale_worktrees, failure, plan, prepare, run
 
     base, target = item.base, item.target
     try:
@@ -232,7 +234,7 @@ def worker_count(bases: int) -> int:
 
 
 def run_all(options, bases: list[BaseTarget], verify=None) -> list[BaseOutcome]:
-    """Every base, independently and in parallel (one forked worker per CPU, pinshift.workers); outcomes
+    """Every base, independently and in parallel (one forked worker per CPU, pinshift.branches.workers); outcomes
     in the order of `bases`.
 
     Each worker plans its base in one process (the pool of a single-base run is not nested).
@@ -241,8 +243,8 @@ def run_all(options, bases: list[BaseTarget], verify=None) -> list[BaseOutcome]:
     branch is set only once its last commit exists). `FanoutInterrupted` then says which bases had
     finished before the signal and which finished while the workers stopped.
     """
-    from pinshift.runner import RunOptions
-    from pinshift import workers
+    from pinshift.planning.runner import RunOptions
+    from pinshift.branches import workers
 
     options = replace(options, run=replace(options.run, jobs=1, progress=None) if options.run else RunOptions(jobs=1))
     processes = worker_count(len(bases))

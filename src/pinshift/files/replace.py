@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pinshift.errors import RestoreFailed, WriteFailed, WriteInterrupted, WriteRefused
-from pinshift.files import current_umask, file_kind, inode_flags, temp_beside
+from pinshift.files.tree import current_umask, file_kind, inode_flags, temp_beside
 from pinshift.interrupts import deferred
 
 NOTHING_CHANGED = "no file was changed"

@@ -9,7 +9,7 @@ each step plans edits on the current tree, the edits are applied in one pass
 and the tree is re-parsed incrementally for the next step. Trees are dropped as
 soon as a file is done, so memory stays flat however large the repository, and
 files are independent, so a process pool can share them out (see
-`pinshift.pool`). The one thing that needs every file at once is a step kind's
+`pinshift.planning.pool`). The one thing that needs every file at once is a step kind's
 `prepare` (pin-swap resolving an abbreviated revision): such a step starts a new
 *segment*, and the files are surveyed, as the steps before it left them, before
 the segment runs. Results are merged in path order, so serial and parallel runs
@@ -17,7 +17,7 @@ give identical plans.
 
 A file-level step (rename-files, clone-files, remove-files: a kind with
 `plan_paths`) also starts a segment. Its paths are planned first, from the paths
-as the steps before it left them, and checked (`pinshift.fileops.check_file_ops`)
+as the steps before it left them, and checked (`pinshift.files.fileops.check_file_ops`)
 before any content is planned; the WorkingSet then moves them, and the segment's
 content pass runs the step's `plan` on each new path (its self-references)
 before the later steps, which see the new paths. A later step whose globs name
@@ -32,16 +32,18 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pinshift import languages, plan_memo, pool
+from pinshift import languages
+from pinshift.planning import memo as plan_memo
+from pinshift.planning import pool
 from pinshift.edits import apply_to_document, normalize_edits
 from pinshift.errors import EditConflict, EditRefused, PinshiftError, RecipeError, StepFailed, StepScriptError
-from pinshift.fileops import FileOp, check_file_ops
-from pinshift.files import SkippedFile, SourceTree
-from pinshift.globs import matches
-from pinshift.hunks import changed_lines
-from pinshift.plan import DERIVED, AppliedEdit, FileChange, Outcome, Plan, StepPlan, Warning, derive
-from pinshift.recipes import Recipe, RecipeStep
-from pinshift.steps import StepContext, StepKind
+from pinshift.files.fileops import FileOp, check_file_ops
+from pinshift.files.tree import SkippedFile, SourceTree
+from pinshift.files.globs import matches
+from pinshift.planning.hunks import changed_lines
+from pinshift.planning.plan import DERIVED, AppliedEdit, FileChange, Outcome, Plan, StepPlan, Warning, derive
+from pinshift.recipes.recipe import Recipe, RecipeStep
+from pinshift.steps.kind import StepContext, StepKind
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,7 @@ class RunOptions:
 
     `jobs`: worker processes; None picks the number of CPUs for large runs and
     1 for small ones (environment `PINSHIFT_JOBS` overrides the automatic choice).
-    `memo`: a `pinshift.plan_memo.PlanMemo`; files it remembers are not read or planned again
+    `memo`: a `pinshift.planning.memo.PlanMemo`; files it remembers are not read or planned again
     (the command that made it saves it when planning is over).
     """
 

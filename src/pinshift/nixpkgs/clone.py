@@ -5,18 +5,20 @@ has the revision). `revision(name)` resolves a commit id (abbreviated or not), a
 branch or a tag (`nixos-unstable` also as the remote-tracking `origin/nixos-unstable`)
 to the full commit id. `archive_hash(commit)` is the NAR sha256 that
 `nix-prefetch-url --unpack https://github.com/NixOS/nixpkgs/archive/<commit>.tar.gz`
-prints (see pinshift.archive), computed from the clone's objects and remembered per
+prints (see pinshift.nixpkgs.archive), computed from the clone's objects and remembered per
 commit under the user's cache directory: `$XDG_CACHE_HOME/pinshift/hashes/<commit>.json`
 (default `~/.cache/pinshift/hashes/`). A cache entry that cannot be read or does not
 hold a valid hash for its commit is ignored and written again, and so is anything there but a
 regular file (a fifo never blocks a run; a link is never followed); a cache that cannot be
-written, or a directory that `pinshift.cache_dir` refuses (a link, another user's), is skipped. An archive with `export-subst` files is not cached (its bytes
-depend on the clone: see pinshift.archive).
+written, or a directory that `pinshift.files.cache_dir` refuses (a link, another user's), is skipped. An archive with `export-subst` files is not cached (its bytes
+depend on the clone: see pinshift.nixpkgs.archive).
 
 Every failure is a one-line PinshiftError naming the clone and what to run.
 """
 
 from __future__ import annotations
+
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
 
 import json
 import os
@@ -25,11 +27,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from pinshift import cache_dir
+from pinshift.files import cache_dir
 from pinshift.errors import GitError, UsageError
-from pinshift.nar import parse_sha256, render_sha256
+from pinshift.nixpkgs.nar import parse_sha256, render_sha256
 
-CACHE_FORMAT = "pinshift.archive-hash/1"
+CACHE_FORMAT = "pinshift.nixpkgs.archive-hash/1"
 NO_CLONE = "pass --nixpkgs DIR (a local nixpkgs git clone) or set PINSHIFT_NIXPKGS"
 
 
@@ -118,7 +120,7 @@ class NixpkgsClone:
     """A local nixpkgs git clone, read and never written (its work tree, index and refs stay as they are)."""
 
     def __init__(self, directory: Path):
-        from pinshift.gitrepo import CloneReader
+        from pinshift.git.repo import CloneReader
 
         self.directory = Path(directory)
         if not self.directory.is_dir():
@@ -154,8 +156,8 @@ class NixpkgsClone:
 
     def archive_hash(self, commit: str) -> ArchiveDigest:
         """The NAR sha256 of GitHub's archive of `commit` (a full commit id of this clone), cached per commit."""
-        from pinshift.archive import archive_sha256
-        from pinshift.gitrepo import MissingObject
+        from pinshift.nixpkgs.archive import archive_sha256
+        from pinshift.git.repo import MissingObject
 
         digest = _cached(commit)
         if digest is not None:

@@ -21,6 +21,8 @@ recipes bundled with pinshift. A path to a `.toml` file is loaded as it is.
 
 from __future__ import annotations
 
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
+
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -28,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from pinshift.errors import ParamError, RecipeError, UsageError
-from pinshift.globs import glob_problem
-from pinshift.steps import StepKind
+from pinshift.files.globs import glob_problem
+from pinshift.steps.kind import StepKind
 
 DEFAULT_FILES = (".flox/pkgs/**/*.nix",)
 _RECIPE_KEYS = {"name", "description", "base", "bases", "target", "files", "steps"}
@@ -165,7 +167,7 @@ def _bundled_dir():
     """The bundled recipes folder (the repository's `recipes/`, shipped as package `pinshift.bundled_recipes`).
 
     Found through the import system, so editable installs and installed wheels agree. The package is not
-    called `pinshift.recipes`: that name is this module, and in a wheel a package would shadow it.
+    called `pinshift.recipes.recipe`: that name is this module, and in a wheel a package would shadow it.
     """
     import pinshift.bundled_recipes
 
@@ -223,7 +225,7 @@ def validate_recipe(
     `{base}`/`{target}` placeholders in each step's params, title and message; the steps
     returned carry the filled values, so reports and commits show what actually ran.
     """
-    from pinshift.placeholders import PlaceholderError, expand_params
+    from pinshift.recipes.placeholders import PlaceholderError, expand_params
 
     for number, step in enumerate(recipe.steps, 1):
         if step.kind not in kinds:

@@ -5,7 +5,7 @@ A step never runs git. A kind whose params name something only a nixpkgs clone k
 `nixpkgs_query(params)`; the command calls `fill` here between validating the recipe
 and planning: the clone (`--nixpkgs DIR` or `$PINSHIFT_NIXPKGS`) is opened once,
 each revision resolved and each archive hashed at most once (and cached per commit,
-see pinshift.nixpkgs_clone), and the kind's `with_nixpkgs(params, facts)` returns
+see pinshift.nixpkgs.clone), and the kind's `with_nixpkgs(params, facts)` returns
 params that need nothing more (`new` a full commit id, `hash` a literal value). The
 notes say what was resolved and hashed; commands put them in the step's report.
 
@@ -23,13 +23,15 @@ the step's own message (exit 2).
 
 from __future__ import annotations
 
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
+
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pinshift.errors import PinshiftError, UsageError
-from pinshift.steps import NixpkgsFacts, PinOf, StepKind
+from pinshift.steps.kind import NixpkgsFacts, PinOf, StepKind
 
 _FULL = 40
 
@@ -75,7 +77,7 @@ class _Answers:
         return self.pins[pin]
 
     def open(self, without_clone: str):
-        from pinshift.nixpkgs_clone import NixpkgsClone
+        from pinshift.nixpkgs.clone import NixpkgsClone
 
         if self.directory is None:
             raise UsageError(without_clone)
@@ -98,8 +100,8 @@ def fill(steps: Sequence[tuple[str, StepKind, Any]], nixpkgs: Path | None,
          repository: Path | None = None) -> list[Filled]:
     """Each (where, kind, params) with its params completed from the clone; `where` prefixes errors
     (`recipes/x.toml: step 1 (pin-swap)`). `repository`: where a PinOf's relative `repo` starts."""
-    from pinshift.nar import render_sha256
-    from pinshift.nixpkgs_clone import Revision
+    from pinshift.nixpkgs.nar import render_sha256
+    from pinshift.nixpkgs.clone import Revision
 
     answers = _Answers(nixpkgs, repository)
     filled = []

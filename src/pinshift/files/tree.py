@@ -6,7 +6,7 @@ refuses to follow a symlink out of the tree, never opens anything but a regular
 file (a fifo would block, a device could act on being opened) and skips binary
 and oversized files with a reason. Writing is atomic (temp file + rename) and
 keeps the file's mode, owner and group; a new file gets the mode the umask gives.
-Replacing several files all or nothing is `pinshift.replace`.
+Replacing several files all or nothing is `pinshift.files.replace`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Protocol
 
-from pinshift.content import DEFAULT_MAX_BYTES, SkippedFile, check_content
+from pinshift.files.content import DEFAULT_MAX_BYTES, SkippedFile, check_content
 from pinshift.errors import UsageError
 
 __all__ = [
@@ -44,24 +44,24 @@ class SourceTree(Protocol):
     def read(self, path: str) -> bytes: ...
 
 
+Listing = Callable[[Path], "list[str] | None"]  # a directory's files as its version control lists them, or None
+
+
 class DirectoryTree:
-    """Files of a directory on disk; uses git's file list (honouring .gitignore) when it is a work tree."""
+    """Files of a directory on disk: those `listing` names (git's list, honouring .gitignore, when the caller
+    passes pinshift.git.repo.listed_files and the directory is a work tree), else every file under it."""
 
-    fork_safe = True  # plain file reads: forked workers of pinshift.pool may read on their own
+    fork_safe = True  # plain file reads: forked workers of pinshift.planning.pool may read on their own
 
-    def __init__(self, root: Path, max_bytes: int = DEFAULT_MAX_BYTES, use_git: bool = True):
+    def __init__(self, root: Path, max_bytes: int = DEFAULT_MAX_BYTES, listing: Listing | None = None):
         self.root = Path(root).resolve()
         self.max_bytes = max_bytes
-        self.use_git = use_git
+        self.listing = listing
         self._paths: list[str] | None = None
 
     def paths(self) -> list[str]:
         if self._paths is None:
-            listed = None
-            if self.use_git:
-                from pinshift.gitrepo import listed_files
-
-                listed = listed_files(self.root)
+            listed = self.listing(self.root) if self.listing is not None else None
             if listed is None:
                 listed = sorted(_walk(self.root))
             self._paths = [p for p in listed if os.path.lexists(self.root / p)]
@@ -125,16 +125,16 @@ class DirectoryTree:
         write_atomic(self.resolve(path), data)
 
 
-def nix_files(paths: tuple[str, ...], max_bytes: int) -> list[tuple[DirectoryTree, str]]:
-    """(tree, relative path) of every .nix file named or found under a directory (honouring .gitignore)."""
+def nix_files(paths: tuple[str, ...], max_bytes: int, listing: Listing | None = None) -> list[tuple[DirectoryTree, str]]:
+    """(tree, relative path) of every .nix file named or found under a directory (as `listing` lists it)."""
     found = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            tree = DirectoryTree(path, max_bytes)
+            tree = DirectoryTree(path, max_bytes, listing)
             found.extend((tree, p) for p in tree.paths() if p.endswith(".nix"))
         elif path.exists() or path.is_symlink():
-            found.append((DirectoryTree(path.parent, max_bytes, use_git=False), path.name))
+            found.append((DirectoryTree(path.parent, max_bytes), path.name))
         else:
             raise UsageError(f"{raw}: no such file or directory")
     return found

@@ -1,6 +1,6 @@
 """Forked worker processes that take one job at a time, stop when told, and die with their parent.
 
-A fan-out runs each base in a process of its own (`pinshift.fanout`). What a process pool of the
+A fan-out runs each base in a process of its own (`pinshift.branches.fanout`). What a process pool of the
 standard library cannot promise, this module does:
 
 - **A job starts only when the parent hands it out**, one at a time to an idle worker; after a signal

@@ -19,6 +19,8 @@ trusted repository's step kinds run as they are when a recipe needs them.
 
 from __future__ import annotations
 
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
+
 import os
 import shlex
 import tomllib
@@ -108,7 +110,7 @@ def _edit_trusted(root: Path, add: bool, path: Path | None = None) -> bool:
     """Add or remove `root` in the config file, keeping the rest of it as written; True if it changed."""
     import tomlkit
 
-    from pinshift.files import write_atomic
+    from pinshift.files.tree import write_atomic
 
     path = path or config_path()
     trusted_paths(path)  # refuse to rewrite a file we cannot read

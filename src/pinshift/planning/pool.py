@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from pinshift.files import SkippedFile
+from pinshift.files.tree import SkippedFile
 from pinshift.interrupts import die_with_parent, ignore_in_workers
 
 PARALLEL_MIN_FILES = 400  # below this, starting workers costs more than it saves

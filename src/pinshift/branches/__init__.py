@@ -1,0 +1,9 @@
+"""Branches: a recipe run onto one base or many, committed one step at a time on a new branch.
+
+`migrate` (one base: prepare, plan, check, commit each step, `--resume`, `--keep-partial`), `fanout`
+(several bases: their targets named and checked before any work, one worker per base), `workers` (the
+fan-out's worker processes: a signal reaches all of them, none outlives pinshift).
+
+May import: pinshift.errors, pinshift.interrupts, pinshift.files, pinshift.git, pinshift.recipes,
+pinshift.steps, pinshift.planning, pinshift.checks.
+"""

@@ -1,0 +1,9 @@
+"""Planning: a recipe's steps run over the files in memory, giving a Plan; nothing is written here.
+
+`plan` (`Plan`, `StepPlan`, `FileChange`, `Outcome`: plain values), `runner` (`plan_step`, `plan_recipe`
+over a `WorkingSet`, file-major), `pool` (files shared out to forked workers), `memo` (a file's plan
+remembered across runs), `hunks` and `diff` (a change's -U0 hunks, the key that groups identical changes).
+
+May import: pinshift.errors, pinshift.interrupts, pinshift.edits, pinshift.languages, pinshift.files,
+pinshift.steps, pinshift.recipes, and pinshift.migrations (the memo's code fingerprint reads their sources).
+"""

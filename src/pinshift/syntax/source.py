@@ -1,0 +1,33 @@
+"""What the syntax checks read of a parsed file: `Source`, the part of a Document they need.
+
+The checks (problems.py, parse_rules.py) run on a Document, and Document asks them for its own
+problems; naming the Document type here instead of importing document.py keeps the import graph
+one-way: document.py -> problems.py -> parse_rules.py -> source.py.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from tree_sitter import Node
+
+from pinshift.syntax.ancestry import Ancestry
+
+
+class Source(Protocol):
+    """A parsed file: its path as the user reads it, its bytes, its tree and where things are."""
+
+    path: str
+    data: bytes
+
+    @property
+    def root(self) -> Node: ...
+
+    @property
+    def ancestry(self) -> Ancestry: ...
+
+    def text(self, node: Node) -> bytes: ...
+
+    def position(self, offset: int) -> tuple[int, int]: ...
+
+    def line_text(self, offset: int, width: int = ...) -> str: ...
