@@ -121,3 +121,36 @@ def test_worktree_remove_leaves_nothing_for_prune(make_repo):
     assert git(root, "worktree", "prune", "--dry-run", "-v") == ""
     assert len(git(root, "worktree", "list").splitlines()) == 1
     assert git(root, "cat-file", "-t", commit).strip() == "commit"  # objects remain; refs decide
+
+
+def test_a_stop_while_a_worktree_is_removed_waits_until_it_is_gone(make_repo, monkeypatch):
+    """A fan-out worker gets SIGTERM from its parent while it removes its scratch worktree after a Ctrl-C made
+    its commit fail: the signal arriving between the directory and `.git/worktrees/<id>` left the latter (the
+    suite's fan-out Ctrl-C test failed so, once, under load). The real signal is sent right after the directory
+    is gone; the removal finishes, then the stop is raised."""
+    import shutil
+    import signal
+
+    from pinshift.git import commit as commit_module
+    from pinshift.interrupts import Interrupted, handling_signals
+
+    repo = make_repo({"a.nix": "1\n"})
+    repository = Repository.open(repo)
+    worktree = add_worktree(repository, "HEAD")
+    admin = commit_module.admin_dir(repository, worktree.path)
+    assert admin is not None and admin.is_dir()
+    real = shutil.rmtree
+    calls = []
+
+    def rmtree_then_stop(path, *args, **kwargs):
+        real(path, *args, **kwargs)
+        calls.append(path)
+        if len(calls) == 1:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    monkeypatch.setattr(commit_module.shutil, "rmtree", rmtree_then_stop)
+    with pytest.raises(Interrupted):
+        with handling_signals():
+            worktree.remove()
+    assert len(calls) == 2 and not admin.exists() and not worktree.parent.exists()
+    assert git(repo, "worktree", "prune", "--dry-run", "-v") == ""

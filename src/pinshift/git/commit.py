@@ -456,11 +456,15 @@ class Worktree:
         return self._git("rev-parse", "HEAD")
 
     def remove(self) -> None:
-        """Remove this worktree's directory and its own `.git/worktrees/<id>`, nothing else (no prune)."""
-        admin = admin_dir(self.repository, self.path)
-        shutil.rmtree(self.parent, ignore_errors=True)
-        if admin is not None:
-            shutil.rmtree(admin, ignore_errors=True)
+        """Remove this worktree's directory and its own `.git/worktrees/<id>`, nothing else (no prune).
+
+        Signals wait until both are gone: a stop arriving in between (a fan-out's worker gets SIGTERM while it
+        cleans up after a Ctrl-C) left `.git/worktrees/<id>` behind with its directory removed."""
+        with deferred():
+            admin = admin_dir(self.repository, self.path)
+            shutil.rmtree(self.parent, ignore_errors=True)
+            if admin is not None:
+                shutil.rmtree(admin, ignore_errors=True)
 
 
 # --- who made a worktree ----------------------------------------------------------------------
