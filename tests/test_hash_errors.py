@@ -169,7 +169,7 @@ def test_second_run_is_cached_and_says_so(run_cli, repo, tmp_path):
     first = run_cli("hash", "master", "--nixpkgs", str(repo))
     assert f"computed from {len(PLAIN)} files" in first.stderr
     entry = json.loads(entry_of(commit).read_text())
-    assert entry == {"format": "pinshift.nixpkgs.archive-hash/1", "commit": commit, "sha256": first.stdout.strip(),
+    assert entry == {"format": "pinshift.archive-hash/1", "commit": commit, "sha256": first.stdout.strip(),
                      "files": len(PLAIN)}
     second = run_cli("hash", "master", "--nixpkgs", str(repo))
     assert second.stdout == first.stdout and second.stderr == f"master = {commit}: cached\n"
@@ -239,7 +239,7 @@ def test_a_cache_entry_that_is_a_fifo_or_a_link_never_blocks_and_is_left_alone(r
     expected = oracle(repo, "HEAD", tmp_path)
     entry_of(commit).parent.mkdir(parents=True)
     elsewhere = tmp_path / "elsewhere.json"
-    elsewhere.write_text(json.dumps({"format": "pinshift.nixpkgs.archive-hash/1", "commit": commit, "sha256": "0" * 52}))
+    elsewhere.write_text(json.dumps({"format": "pinshift.archive-hash/1", "commit": commit, "sha256": "0" * 52}))
     for make in (lambda path: os.mkfifo(path), lambda path: path.symlink_to(elsewhere)):
         make(entry_of(commit))
         for _ in range(2):

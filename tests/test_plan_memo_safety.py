@@ -292,5 +292,5 @@ def test_every_bundled_step_kind_is_a_source_of_the_fingerprint():
     names = {name for name, _ in plan_memo.source_files()}
     for path in (ROOT / "migrations").glob("*.py"):
         assert f"pinshift.migrations:{path.name}" in names or f"pinshift:migrations/{path.name}" in names
-    assert "pinshift:plan_memo.py" in names and "pinshift:syntax/document.py" in names
+    assert "pinshift:planning/memo.py" in names and "pinshift:syntax/document.py" in names
     assert len(names) == len({path for _, path in plan_memo.source_files()})  # each file once

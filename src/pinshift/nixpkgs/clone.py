@@ -31,7 +31,7 @@ from pinshift.files import cache_dir
 from pinshift.errors import GitError, UsageError
 from pinshift.nixpkgs.nar import parse_sha256, render_sha256
 
-CACHE_FORMAT = "pinshift.nixpkgs.archive-hash/1"
+CACHE_FORMAT = "pinshift.archive-hash/1"
 NO_CLONE = "pass --nixpkgs DIR (a local nixpkgs git clone) or set PINSHIFT_NIXPKGS"
 
 

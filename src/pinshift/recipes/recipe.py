@@ -167,7 +167,7 @@ def _bundled_dir():
     """The bundled recipes folder (the repository's `recipes/`, shipped as package `pinshift.bundled_recipes`).
 
     Found through the import system, so editable installs and installed wheels agree. The package is not
-    called `pinshift.recipes.recipe`: that name is this module, and in a wheel a package would shadow it.
+    called `pinshift.recipes`: that name is the package of the recipe code (this module).
     """
     import pinshift.bundled_recipes
 

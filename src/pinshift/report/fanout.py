@@ -4,7 +4,7 @@
 - Markdown: the same table, then one section per branch holding that branch's pull-request
   report (pinshift.report.markdown), fit for one combined comment; with `--output DIR`, one
   file per branch plus `index.md` linking them (one comment per branch);
-- JSON, schema `pinshift.branches.fanout/1` (docs/report-schema.md): a list of branches, each with its
+- JSON, schema `pinshift.fanout/1` (docs/report-schema.md): a list of branches, each with its
   status, reason and its `pinshift.report/1` report (null when it failed before planning).
 """
 
@@ -20,7 +20,7 @@ from pathlib import Path
 from pinshift.report.display import printable
 from pinshift.report.totals import plural, short
 
-SCHEMA = "pinshift.branches.fanout/1"
+SCHEMA = "pinshift.fanout/1"
 
 
 def _steps(outcome) -> str:
