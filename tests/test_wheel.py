@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import require_nix
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "fixtures" / "syntax" / "valid" / "seed_recipe_shape.nix"
 BROKEN = ROOT / "tests" / "fixtures" / "syntax" / "invalid" / "missing_semicolon.nix"
@@ -71,6 +73,8 @@ def source_modules() -> dict[str, str]:
     for path in (ROOT / "src" / "pinshift" / "demo").iterdir():
         if path.suffix in (".toml", ".nix", ".md", ".txt"):
             wanted[f"pinshift/demo/{path.name}"] = str(path.relative_to(ROOT))
+    for path in (ROOT / "src" / "pinshift" / "checks" / "standin").glob("*.nix"):  # the stand-in nixpkgs (data)
+        wanted[f"pinshift/checks/standin/{path.name}"] = str(path.relative_to(ROOT))
     return wanted
 
 
@@ -166,6 +170,10 @@ def test_every_command_runs_from_the_wheel(venv, tmp_path):
     assert "3 branches in 1 repository" in status.stdout and "pytorch-2.10-cuda12_9" in status.stdout
     scanned = run(pinshift, "scan", cwd=demo)
     assert "66 files scanned, 66 recipes" in scanned.stdout
+    require_nix()  # the stand-in nixpkgs is package data: evaluated from the wheel, not from the source tree
+    diffed = run(pinshift, "diff", "pytorch-2.9", "pytorch-2.10-cuda12_9", cwd=demo)
+    assert ("changed: 66 recipes: nixpkgs 6a030d5 → 0182a36; python3Packages.torch → python313Packages.torch; "
+            in diffed.stdout), diffed.stdout
 
 
 def test_the_plan_memo_fingerprints_every_shipped_module(venv, tmp_path):

@@ -34,6 +34,7 @@ COMMANDS = {
     "status": ("pinshift.commands.status:status", "Where every branch stands: pins, PyTorch, CUDA, Python, alignment."),
     "lint": ("pinshift.commands.lint:lint", "Check recipe names against their contents."),
     "verify": ("pinshift.commands.verify:verify", "Check recipes against a local nixpkgs checkout at their pin."),
+    "diff": ("pinshift.commands.diff:diff", "What each recipe builds on two commits, evaluated offline."),
     "hash": ("pinshift.commands.hash:hash_command", "Print the sha256 of nixpkgs' archive at a revision, offline."),
 }
 

@@ -1,0 +1,260 @@
+"""How what a recipe builds changed: two summaries compared attribute by attribute (pure, no Nix).
+
+A summary (pinshift.checks.evaluation) is plain JSON values; `flatten` turns it into dotted attribute paths
+(`nixpkgs.rev`, `package`, `meta.platforms`, `overrides[1].overrideAttrs`, `propagatedBuildInputs[1].pname`):
+objects are walked, lists of objects element by element, a list of plain values is one value.
+
+A package-set rename is one change, not fifty: when `package` differs (`python3Packages.torch` →
+`python313Packages.torch`), the symbolic values each side reads from its own package (`«python3Packages.torch.
+version»`) and from its own set (`«python3Packages.numpy»`) are compared as the same value, so only `package`
+changes, unless something else really differs (the source override an overlay gave python3Packages.torch).
+
+Statuses of a recipe: `same`, `changed`, `broken` (evaluated on BASE, fails on TARGET), `fixed` (the reverse),
+`failing` (fails on both: it never evaluated, which is not a regression), `added`, `removed`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+STATUSES = ("broken", "changed", "fixed", "failing", "added", "removed", "same")
+_SIMPLE = re.compile(r"[A-Za-z_][A-Za-z0-9_'-]*|//")
+
+
+@dataclass(frozen=True)
+class Change:
+    """One attribute whose value differs: `before`/`after` are JSON values (None: absent or null)."""
+
+    attribute: str
+    before: Any
+    after: Any
+    # the values as compared (a package-set rename folded in: `«⟨package⟩.version»`), for showing what differs
+    same_before: Any = field(default=None, compare=False, repr=False)
+    same_after: Any = field(default=None, compare=False, repr=False)
+
+
+@dataclass
+class RecipeDiff:
+    """One recipe across two trees: its path on TARGET (on BASE for `removed`), where it came from when git
+    followed a rename, its status, what changed, and Nix's errors."""
+
+    path: str
+    status: str
+    old_path: str | None = None
+    changes: list[Change] = field(default_factory=list)
+    error: str | None = None  # on TARGET (broken, failing, an added recipe that fails)
+    base_error: str | None = None  # on BASE (fixed, failing, a removed recipe that failed)
+
+    @property
+    def label(self) -> str:
+        return f"{self.old_path} → {self.path}" if self.old_path and self.old_path != self.path else self.path
+
+
+def _key(name: str) -> str:
+    return name if _SIMPLE.fullmatch(name) else json.dumps(name, ensure_ascii=False)
+
+
+def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    """Attribute path -> value, for every leaf of a summary."""
+    found: dict[str, Any] = {}
+    _flatten(value, prefix, found)
+    return found
+
+
+def _flatten(value: Any, prefix: str, found: dict[str, Any]) -> None:
+    if isinstance(value, dict) and value:
+        for name in sorted(value):
+            _flatten(value[name], f"{prefix}.{_key(name)}" if prefix else _key(name), found)
+    elif isinstance(value, list) and value and any(isinstance(item, (dict, list)) for item in value):
+        for number, item in enumerate(value):
+            _flatten(item, f"{prefix}[{number}]", found)
+    else:
+        found[prefix] = value
+
+
+@dataclass(frozen=True)
+class _Renames:
+    """What one side's symbolic paths become so that a package-set rename compares equal."""
+
+    symbolic: tuple[tuple[str, str], ...] = ()  # «python3Packages.torch. -> «⟨package⟩. ...
+    bare: tuple[str, str] | None = None  # a nested package's own name: python3Packages.numpy -> ⟨set⟩.numpy
+
+    def __call__(self, value: Any) -> Any:
+        if not self.symbolic:
+            return value
+        if isinstance(value, str):
+            if "«" in value:
+                for old, new in self.symbolic:
+                    value = value.replace(old, new)
+            if self.bare is not None and value.startswith(self.bare[0]):
+                value = self.bare[1] + value[len(self.bare[0]):]
+            return value
+        if isinstance(value, list):
+            return [self(item) for item in value]
+        if isinstance(value, dict):
+            return {key: self(item) for key, item in value.items()}
+        return value
+
+
+def _renames(summary: dict, other: dict) -> _Renames:
+    """This side's package and set, to placeholders both sides share (nothing when `package` is the same)."""
+    mine, theirs = summary.get("package"), other.get("package")
+    if not isinstance(mine, str) or not isinstance(theirs, str) or mine == theirs:
+        return _Renames()
+    pairs = [(f"«{mine}.", "«⟨package⟩."), (f"«{mine}»", "«⟨package⟩»")]
+    own_set, other_set = mine.rpartition(".")[0], theirs.rpartition(".")[0]
+    if own_set and other_set and own_set != other_set:
+        pairs.append((f"«{own_set}.", "«⟨set⟩."))
+        return _Renames(tuple(pairs), (f"{own_set}.", "⟨set⟩."))
+    return _Renames(tuple(pairs))
+
+
+def changes(before: dict, after: dict) -> list[Change]:
+    """Every attribute whose value differs, in attribute order (`package` and `nixpkgs` first)."""
+    left, right = flatten(before), flatten(after)
+    left_pairs, right_pairs = _renames(before, after), _renames(after, before)
+    found = []
+    for attribute in sorted(set(left) | set(right), key=_order):
+        old, new = left.get(attribute), right.get(attribute)
+        if attribute == "package":
+            if old != new:
+                found.append(Change(attribute, old, new))
+            continue
+        left_value, right_value = left_pairs(old), right_pairs(new)
+        if left_value != right_value:
+            found.append(Change(attribute, old, new, left_value, right_value))
+    return found
+
+
+def _order(attribute: str) -> tuple:
+    head = re.split(r"[.\[]", attribute, maxsplit=1)[0]
+    rank = {"nixpkgs": 0, "package": 1, "package_set": 2, "override": 3, "overrides": 4}.get(head, 5)
+    return (rank, attribute)
+
+
+def compare(path: str, before, after, old_path: str | None = None) -> RecipeDiff:
+    """The RecipeDiff of one recipe from its two Evaluations (None: the tree has no such recipe)."""
+    if before is None:
+        return RecipeDiff(path, "added", error=after.error)
+    if after is None:
+        return RecipeDiff(path, "removed", base_error=before.error)
+    if before.ok and after.ok:
+        found = changes(before.summary, after.summary)
+        return RecipeDiff(path, "changed" if found else "same", old_path, found)
+    if before.ok:
+        return RecipeDiff(path, "broken", old_path, error=after.error)
+    if after.ok:
+        return RecipeDiff(path, "fixed", old_path, base_error=before.error)
+    return RecipeDiff(path, "failing", old_path, error=after.error, base_error=before.error)
+
+
+def normal_changes(diff: RecipeDiff, before: dict | None, after: dict | None) -> tuple:
+    """The changes of `diff` as a key that is equal for recipes changed the same way (renames folded in)."""
+    if before is None or after is None:
+        return tuple((c.attribute, _json(c.before), _json(c.after)) for c in diff.changes)
+    left, right = _renames(before, after), _renames(after, before)
+    return tuple((c.attribute, _json(c.before if c.attribute == "package" else left(c.before)),
+                  _json(c.after if c.attribute == "package" else right(c.after))) for c in diff.changes)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+# --- groups: recipes that changed the same way ------------------------------------------------------------------
+
+
+@dataclass
+class DiffGroup:
+    """Recipes with one status and the same changes (or the same error): shown as one line, the first named."""
+
+    status: str
+    recipes: list[RecipeDiff]
+
+    @property
+    def first(self) -> RecipeDiff:
+        return self.recipes[0]
+
+
+def group(diffs: Iterable[RecipeDiff], keys: dict[str, tuple] | None = None) -> list[DiffGroup]:
+    """Groups in status order (broken first), each in the path order of its first recipe. `keys`: path -> the key of
+    its changes (`normal_changes`), else the changes as they are."""
+    found: dict[tuple, DiffGroup] = {}
+    for diff in sorted(diffs, key=lambda d: d.path):
+        if diff.status == "changed":
+            key = (keys or {}).get(diff.path) or tuple((c.attribute, _json(c.before), _json(c.after))
+                                                      for c in diff.changes)
+        elif diff.status in ("broken", "failing", "added"):
+            key = (diff.error,)
+        elif diff.status in ("fixed", "removed"):
+            key = (diff.base_error,)
+        else:
+            key = ()
+        found.setdefault((diff.status, key), DiffGroup(diff.status, [])).recipes.append(diff)
+    return sorted(found.values(), key=lambda g: (STATUSES.index(g.status), g.first.path))
+
+
+def counts(diffs: Iterable[RecipeDiff]) -> dict[str, int]:
+    found = {status: 0 for status in STATUSES}
+    for diff in diffs:
+        found[diff.status] += 1
+    return found
+
+
+# --- words: a change as people read it ------------------------------------------------------------------------------
+
+
+def short_rev(value: Any) -> str:
+    if isinstance(value, str) and re.fullmatch(r"[0-9a-f]{40}", value):
+        return value[:7]
+    return shown(value)
+
+
+def shown(value: Any, width: int = 60) -> str:
+    """A value in a line: strings as they are (symbolic ones `«python313Packages.torch.src»`), others as JSON."""
+    if value is None:
+        return "(none)"
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+    text = text.replace("\n", "⏎")
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def change_words(change: Change) -> str:
+    """`nixpkgs 6a030d5 → 0182a36`, `python3Packages.torch → python313Packages.torch`, `version 2.10.0 →
+    «python313Packages.torch.version»`; in a multi-line string only the first line that differs."""
+    before, after = change.before, change.after
+    if change.attribute == "nixpkgs.rev":
+        return f"nixpkgs {short_rev(before)} → {short_rev(after)}"
+    if change.attribute == "package":
+        return f"{shown(before)} → {shown(after)}"
+    if isinstance(before, str) and isinstance(after, str) and ("\n" in before or "\n" in after):
+        old_lines, new_lines = before.split("\n"), after.split("\n")
+        same_old = change.same_before.split("\n") if isinstance(change.same_before, str) else old_lines
+        same_new = change.same_after.split("\n") if isinstance(change.same_after, str) else new_lines
+        if len(same_old) != len(old_lines) or len(same_new) != len(new_lines):
+            same_old, same_new = old_lines, new_lines
+        for number, (old, new) in enumerate(zip(same_old, same_new)):
+            if old != new:
+                return f"{change.attribute}: {_line(old_lines[number], old, new)} → {_line(new_lines[number], new, old)}"
+        extra = old_lines[len(new_lines):] or new_lines[len(old_lines):]
+        line = next((text.strip() for text in extra if text.strip()), "")
+        side = "removed" if len(old_lines) > len(new_lines) else "added"
+        return f"{change.attribute}: {side} {shown(line)}"
+    return f"{change.attribute} {shown(before)} → {shown(after)}"
+
+
+_SYMBOLS = re.compile(r"^(?:«[^»]*»)+")
+
+
+def _line(text: str, compared: str, other: str) -> str:
+    """One line of a changed string: symbolic values it starts with that equal the other side's shown as `…`."""
+    mine, theirs = _SYMBOLS.match(compared), _SYMBOLS.match(other)
+    if mine and theirs and mine.group() == theirs.group():
+        own = _SYMBOLS.match(text)
+        if own:
+            text = "…" + text[own.end():]
+    return shown(text.strip())

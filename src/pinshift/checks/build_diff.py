@@ -1,0 +1,191 @@
+"""`pinshift diff BASE TARGET`: what each recipe builds on two commits, compared (nothing checked out).
+
+Both commits are read from git's objects into a private temporary directory (pinshift.checks.snapshots),
+every recipe (each `.nix` file, or those PATHS select) is evaluated on each side against the stand-in
+(pinshift.checks.evaluation, remembered by pinshift.checks.summary_memo), and the two summaries of each
+recipe are compared (pinshift.checks.build_changes). A file git saw renamed is one recipe under its new path.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from pinshift.checks.build_changes import RecipeDiff, compare, normal_changes
+from pinshift.checks.evaluation import Evaluation, Evaluator, Job, universe
+from pinshift.checks.snapshots import Scratch, Snapshot
+from pinshift.checks.summary_memo import SummaryMemo
+from pinshift.errors import UsageError
+from pinshift.files.globs import glob_problem, matches
+
+
+@dataclass
+class EvaluationStats:
+    """What a run of the stand-in cost: evaluated, remembered, nix-instantiate calls, seconds."""
+
+    evaluated: int = 0
+    remembered: int = 0
+    calls: int = 0
+    seconds: float = 0.0
+
+
+def evaluate_snapshots(nix: str, memo: SummaryMemo, scratch: Scratch, wanted: Sequence[tuple[Snapshot, Sequence[str]]],
+                       stats: EvaluationStats | None = None) -> dict[tuple[str, str], Evaluation]:
+    """(snapshot name, path) -> Evaluation for every path wanted of each snapshot; each distinct (path, bytes, bytes
+    it read) evaluated once (the memo), the rest in parallel batches."""
+    started = time.monotonic()
+    stats = stats if stats is not None else EvaluationStats()
+    found: dict[tuple[str, str], Evaluation] = {}
+    todo: list[Job] = []
+    for snapshot, paths in wanted:
+        for path in paths:
+            blob = snapshot.files.get(path)
+            if blob is None:
+                continue
+            remembered = memo.lookup(path, blob, snapshot.fingerprint)
+            if remembered is not None:
+                found[(snapshot.name, path)] = remembered
+                stats.remembered += 1
+            else:
+                todo.append(Job(snapshot, path))
+    if todo:
+        snapshots = _distinct(snapshot for snapshot, _ in wanted)
+        names = universe(_nix_files(snapshots))
+        evaluator = Evaluator(nix, names, scratch.path, [s.root for s in snapshots])
+        pending: dict[tuple[str, str], list[Job]] = {}
+        first: list[Job] = []
+        for job in todo:  # the same file with the same bytes in two trees: evaluated once, then looked up
+            key = (job.path, job.snapshot.files[job.path])
+            if key in pending:
+                pending[key].append(job)
+            else:
+                pending[key] = [job]
+                first.append(job)
+        results = evaluator.evaluate(first)
+        for job, evaluation in zip(first, results):
+            memo.remember(job.path, job.snapshot.files[job.path], evaluation, job.snapshot.fingerprint)
+            found[(job.snapshot.name, job.path)] = evaluation
+            stats.evaluated += 1
+        again = [job for key, jobs in pending.items() for job in jobs[1:]]
+        retry = []
+        for job in again:
+            remembered = memo.lookup(job.path, job.snapshot.files[job.path], job.snapshot.fingerprint)
+            if remembered is not None:
+                found[(job.snapshot.name, job.path)] = remembered
+                stats.remembered += 1
+            else:
+                retry.append(job)
+        for job, evaluation in zip(retry, evaluator.evaluate(retry)):
+            memo.remember(job.path, job.snapshot.files[job.path], evaluation, job.snapshot.fingerprint)
+            found[(job.snapshot.name, job.path)] = evaluation
+            stats.evaluated += 1
+        stats.calls += evaluator.calls_made
+    stats.seconds += time.monotonic() - started
+    return found
+
+
+def _distinct(snapshots) -> list[Snapshot]:
+    seen: dict[str, Snapshot] = {}
+    for snapshot in snapshots:
+        seen.setdefault(snapshot.name, snapshot)
+    return list(seen.values())
+
+
+def _nix_files(snapshots: Sequence[Snapshot]):
+    blobs: set[str] = set()
+    for snapshot in snapshots:
+        for path in snapshot.nix_paths():
+            blob = snapshot.files[path]
+            if blob not in blobs:
+                blobs.add(blob)
+                yield (snapshot.root / path).read_bytes()
+
+
+# --- the diff of two commits ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class BuildDiff:
+    """What `pinshift diff` found: one RecipeDiff per recipe, in path order, and the keys that group them."""
+
+    base: str
+    base_commit: str
+    target: str
+    target_commit: str
+    recipes: list[RecipeDiff] = field(default_factory=list)
+    keys: dict[str, tuple] = field(default_factory=dict)
+    stats: EvaluationStats = field(default_factory=EvaluationStats)
+
+    @property
+    def broken(self) -> list[RecipeDiff]:
+        return [r for r in self.recipes if r.status == "broken"]
+
+
+def selected(paths: Sequence[str], patterns: Sequence[str]) -> list[str]:
+    """The paths PATHS select: a path itself, everything under a directory, or a glob (`**` crosses directories)."""
+    if not patterns:
+        return list(paths)
+    chosen = []
+    for path in paths:
+        for pattern in patterns:
+            clean = pattern.strip("/") if pattern not in ("", ".", "./") else ""
+            if clean in ("", ".") or path == clean or path.startswith(f"{clean}/") or matches(path, [clean]):
+                chosen.append(path)
+                break
+    return chosen
+
+
+def check_patterns(patterns: Sequence[str]) -> None:
+    for pattern in patterns:
+        problem = glob_problem(pattern)
+        if problem:
+            raise UsageError(f"PATH {pattern!r}: {problem}")
+
+
+def diff_commits(repository, base: str, target: str, patterns: Sequence[str], nix: str,
+                 note: Callable[[str], None] | None = None) -> BuildDiff:
+    """Evaluate the recipes of `base` and `target` (commit-ish names) and compare them."""
+    check_patterns(patterns)
+    base_commit = repository.resolve_commit(base, "BASE", "give a branch, tag or commit of the repository")
+    target_commit = repository.resolve_commit(target, "TARGET", "give a branch, tag or commit of the repository")
+    result = BuildDiff(base, base_commit, target, target_commit)
+    renamed = {status.path: status.source for status in repository.changed_files(base_commit, target_commit)
+               if status.status == "R" and status.path.endswith(".nix") and status.source.endswith(".nix")}
+    memo = SummaryMemo.open(nix, note)
+    with Scratch() as scratch:
+        before = scratch.commit("base", repository.tree(base_commit))
+        after = scratch.commit("target", repository.tree(target_commit))
+        old_paths = set(before.nix_paths())
+        new_paths = set(after.nix_paths())
+        sources = set(renamed.values())
+        pairs: list[tuple[str | None, str | None]] = []
+        for path in sorted(new_paths):
+            source = renamed.get(path)
+            if source is not None and source in old_paths and path not in old_paths:
+                pairs.append((source, path))
+            else:
+                pairs.append((path if path in old_paths else None, path))
+        for path in sorted(old_paths - new_paths - sources):
+            pairs.append((path, None))
+        if patterns:
+            chosen = set(selected(sorted(old_paths | new_paths), patterns))
+            if not chosen:
+                raise UsageError(f"PATHS {' '.join(patterns)} select no .nix file of {base} or {target}; give "
+                                 "repository-relative paths, directories or globs ('.flox/pkgs/**/*.nix')")
+            pairs = [(old, new) for old, new in pairs if (old in chosen) or (new in chosen)]
+        evaluations = evaluate_snapshots(nix, memo, scratch, [
+            (before, [old for old, _ in pairs if old is not None]),
+            (after, [new for _, new in pairs if new is not None])], result.stats)
+    memo.save()
+    for old, new in pairs:
+        left = evaluations.get(("base", old)) if old is not None else None
+        right = evaluations.get(("target", new)) if new is not None else None
+        path = new if new is not None else old
+        diff = compare(path, left, right, old if old != new else None)
+        result.recipes.append(diff)
+        if diff.status == "changed":
+            result.keys[path] = normal_changes(diff, left.summary, right.summary)
+    result.recipes.sort(key=lambda r: r.path)
+    return result
+

@@ -1,0 +1,344 @@
+"""What each recipe builds, evaluated offline: the real `nix-instantiate` against pinshift's stand-in nixpkgs.
+
+The stand-in (`checks/standin/*.nix`, shipped with pinshift) replaces the recipe's nixpkgs by symbolic values
+that record what the recipe selects, overrides and sets; `standin/default.nix` says how. Evaluation:
+
+    nix-instantiate --readonly-mode --eval --strict --json --option substituters '' --expr '<a batch>'
+
+with an empty NIX_PATH: nothing is fetched, built or written to the store. Many recipes go into one call (a
+list), and the calls run in parallel (one per core). Each element traces `["recipe", i]`, every file it reads
+(`["read", path]`) and its summary (`["summary", i, …]`) on stderr, so a batch that fails loses nothing: the
+summaries before the failing recipe are kept, the failing one is evaluated alone (with `--show-trace`, for
+where it failed), the rest are evaluated again. A call that runs longer than TIMEOUT seconds is stopped and
+its current recipe reported as not finishing.
+
+Each result is an `Evaluation`: the summary (plain JSON values) or Nix's error, and the files it read, by
+which pinshift.checks.summary_memo remembers it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import threading
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pinshift.checks.snapshots import Snapshot
+
+STANDIN = Path(__file__).resolve().parent / "standin"
+TIMEOUT = 120.0  # seconds a call may run; a recipe that does not finish in it is reported as such
+ALWAYS = ("pname", "version", "name", "src", "meta", "passthru")  # names every summary reads
+
+
+def find_nix() -> str | None:
+    """The nix-instantiate on PATH, or None."""
+    return shutil.which("nix-instantiate")
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One recipe evaluated: `summary` (what it builds, plain JSON values) or `error` (Nix's message, one line).
+
+    `reads`: the tree's paths it read (imports, readFile, pathExists), in order; `cacheable` is False when it read
+    something a blob id cannot stand for (a directory listing, a file outside the tree)."""
+
+    summary: dict | None
+    error: str | None = None
+    reads: tuple[str, ...] = ()
+    cacheable: bool = True
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclass(frozen=True)
+class Job:
+    snapshot: Snapshot
+    path: str
+
+
+# --- the universe: every attribute name the evaluated files select ----------------------------------------------
+
+_SELECTED = re.compile(rb"""\.\s*"?([A-Za-z_][A-Za-z0-9_'-]*)""")
+_FORMAL = re.compile(rb"""[{,]\s*([A-Za-z_][A-Za-z0-9_'-]*)\s*(?=[,?}@])""")
+_TESTED = re.compile(rb"""\?\s*"?([A-Za-z_][A-Za-z0-9_'-]*)""")
+_INHERITED = re.compile(rb"""inherit\s*(?:\([^)]*\))?([^;]*);""")
+_IDENTIFIER = re.compile(rb"""[A-Za-z_][A-Za-z0-9_'-]*""")
+_WITH = re.compile(rb"""\bwith\b""")
+_STRINGS = re.compile(rb"""''(?:[^']|'(?!'))*''|"(?:[^"\\]|\\.)*"|#[^\n]*|/\*(?:[^*]|\*(?!/))*\*/""", re.S)
+
+
+def names_of(data: bytes) -> set[str]:
+    """The attribute names a Nix file may select: after a `.`, in `?` tests, `inherit` lists and function formals;
+    in a file with a `with`, every identifier outside strings and comments (a variable `with pkgs;` supplies)."""
+    found = set(_SELECTED.findall(data)) | set(_FORMAL.findall(data)) | set(_TESTED.findall(data))
+    for listed in _INHERITED.findall(data):
+        found.update(_IDENTIFIER.findall(listed))
+    if _WITH.search(data):
+        found.update(_IDENTIFIER.findall(_STRINGS.sub(b" ", data)))
+    return {name.decode("ascii") for name in found if not name.startswith(b"__")}
+
+
+def universe(files: Iterable[bytes]) -> list[str]:
+    names = set(ALWAYS)
+    for data in files:
+        names |= names_of(data)
+    return sorted(names)
+
+
+# --- calls ----------------------------------------------------------------------------------------------------------
+
+
+def nix_string(text: str) -> str:
+    """A Nix string literal for `text`."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("${", "\\${") + '"'
+
+
+def nix_path(path: Path | str) -> str:
+    return f"(/. + {nix_string(str(path))})"
+
+
+def offline_environment() -> dict[str, str]:
+    """The environment of every call: no search path, no proxy to reach anything through."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("NIX_") or key == "NIX_STATE_DIR"}
+    env["NIX_PATH"] = ""
+    return env
+
+
+def command(nix: str, expression: str, show_trace: bool = False) -> list[str]:
+    words = [nix, "--readonly-mode", "--eval", "--strict", "--json", "--option", "substituters", "",
+             "--option", "allow-import-from-derivation", "false"]
+    if show_trace:
+        words.append("--show-trace")
+    return words + ["--expr", expression]
+
+
+def batch_expression(jobs: Sequence[Job], universe_file: Path, roots: Sequence[Path]) -> str:
+    listed = " ".join(nix_string(str(root)) for root in roots)
+    head = (f"let s = import {nix_path(STANDIN)} {{ universe = builtins.fromJSON (builtins.readFile "
+            f"{nix_path(universe_file)}); roots = [ {listed} ]; }}; t = builtins.trace; j = builtins.toJSON; in [\n")
+    items = [f"(t (j [ \"recipe\" {number} ]) (t (j [ \"summary\" {number} (s.recipe {nix_path(job.snapshot.root)} "
+             f"{nix_string(job.path)}) ]) null))" for number, job in enumerate(jobs)]
+    return head + "\n".join(items) + "\n]"
+
+
+@dataclass
+class _Run:
+    summaries: dict[int, dict] = field(default_factory=dict)
+    reads: dict[int, list[tuple[str, str]]] = field(default_factory=dict)
+    current: int | None = None
+    error: str | None = None  # the call failed (while evaluating `current`)
+    timed_out: bool = False
+
+
+def _parse(stderr: str) -> _Run:
+    run = _Run()
+    error_lines: list[str] = []
+    for line in stderr.splitlines():
+        if error_lines:
+            error_lines.append(line)
+            continue
+        if line.startswith("trace: "):
+            try:
+                value = json.loads(line[7:])
+            except ValueError:
+                continue
+            if not isinstance(value, list) or not value:
+                continue
+            if value[0] == "recipe" and len(value) == 2 and isinstance(value[1], int):
+                run.current = value[1]
+                run.reads.setdefault(value[1], [])
+            elif value[0] == "summary" and len(value) == 3 and isinstance(value[1], int):
+                run.summaries[value[1]] = value[2]
+            elif value[0] in ("read", "exists", "readdir") and len(value) == 2 and run.current is not None:
+                run.reads[run.current].append((value[0], str(value[1])))
+        elif line.startswith("error:"):
+            error_lines.append(line)
+    if error_lines:
+        run.error = "\n".join(error_lines)
+    return run
+
+
+class _Calls:
+    """Running nix-instantiate processes, so that an interrupt stops every one of them."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.running: set[subprocess.Popen] = set()
+        self.stopped = False
+
+    def run(self, words: list[str], timeout: float) -> tuple[str, bool, int]:
+        """(stderr, timed out, exit status)."""
+        with self.lock:
+            if self.stopped:
+                raise KeyboardInterrupt
+            process = subprocess.Popen(words, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.PIPE, env=offline_environment())
+            self.running.add(process)
+        try:
+            try:
+                _, err = process.communicate(timeout=timeout)
+                timed_out = False
+            except subprocess.TimeoutExpired:
+                process.kill()
+                _, err = process.communicate()
+                timed_out = True
+        finally:
+            with self.lock:
+                self.running.discard(process)
+        return err.decode("utf-8", "replace"), timed_out, process.returncode
+
+    def stop(self) -> None:
+        with self.lock:
+            self.stopped = True
+            for process in self.running:
+                try:
+                    process.kill()
+                except OSError:
+                    pass
+
+
+class Evaluator:
+    """Evaluates jobs with `nix` against the stand-in; `roots` are every snapshot's directory (for messages)."""
+
+    def __init__(self, nix: str, names: list[str], scratch: Path, roots: Sequence[Path], timeout: float = TIMEOUT,
+                 workers: int | None = None):
+        self.nix = nix
+        self.universe_file = scratch / "universe.json"
+        self.universe_file.write_text(json.dumps(names))
+        self.roots = list(roots)
+        self.timeout = timeout
+        self.workers = workers or _cores()
+        self.calls = _Calls()
+        self.calls_made = 0
+
+    def evaluate(self, jobs: Sequence[Job]) -> list[Evaluation]:
+        """One Evaluation per job, in order."""
+        if not jobs:
+            return []
+        results: list[Evaluation | None] = [None] * len(jobs)
+        size = max(8, min(250, -(-len(jobs) // (self.workers * 2))))
+        batches = [list(range(start, min(start + size, len(jobs)))) for start in range(0, len(jobs), size)]
+        executor = ThreadPoolExecutor(max_workers=self.workers)
+        try:
+            futures = [executor.submit(self._batch, jobs, batch, results) for batch in batches]
+            for future in futures:
+                future.result()
+        except BaseException:
+            self.calls.stop()
+            executor.shutdown(wait=True, cancel_futures=True)
+            raise
+        executor.shutdown(wait=True)
+        return [r for r in results]  # type: ignore[misc]
+
+    def _batch(self, jobs: Sequence[Job], indices: list[int], results: list) -> None:
+        """Evaluate `indices`; on a failure keep what came before, the failing one alone, then the rest."""
+        while indices:
+            chosen = [jobs[i] for i in indices]
+            expression = batch_expression(chosen, self.universe_file, self.roots)
+            stderr, timed_out, status = self.calls.run(command(self.nix, expression), self.timeout)
+            self.calls_made += 1
+            run = _parse(stderr)
+            for number, index in enumerate(indices):
+                if number in run.summaries:
+                    results[index] = self._evaluation(run.summaries[number], None, run.reads.get(number, []))
+            if status == 0 and not timed_out and len(run.summaries) == len(indices):
+                return
+            failing = run.current if run.current is not None and run.current not in run.summaries else None
+            if failing is None:  # nothing says which: the first without a summary
+                failing = next((n for n in range(len(indices)) if n not in run.summaries), None)
+                if failing is None:
+                    return
+            if timed_out:
+                results[indices[failing]] = self._evaluation(
+                    None, f"evaluation did not finish in {self.timeout:g} s", run.reads.get(failing, []))
+            else:
+                self._alone(jobs, indices[failing], results)
+            indices = [index for index in indices if results[index] is None]
+
+    def _alone(self, jobs: Sequence[Job], index: int, results: list) -> None:
+        """One recipe by itself, with --show-trace: its error names where it failed in the recipe."""
+        expression = batch_expression([jobs[index]], self.universe_file, self.roots)
+        stderr, timed_out, _ = self.calls.run(command(self.nix, expression, show_trace=True), self.timeout)
+        self.calls_made += 1
+        run = _parse(stderr)
+        if 0 in run.summaries:  # it evaluates alone: what failed was the batch (out of memory?)
+            results[index] = self._evaluation(run.summaries[0], None, run.reads.get(0, []))
+            return
+        message = f"evaluation did not finish in {self.timeout:g} s" if timed_out else self._message(run.error or stderr)
+        results[index] = self._evaluation(None, message, run.reads.get(0, []))
+
+    def _evaluation(self, summary: dict | None, error: str | None, reads: list[tuple[str, str]]) -> Evaluation:
+        paths, cacheable = [], True
+        for kind, path in reads:
+            relative = self._relative(path)
+            if relative is None or kind == "readdir":
+                cacheable = False
+                continue
+            if kind == "read" and os.path.isdir(path):
+                relative = f"{relative}/default.nix" if relative else "default.nix"
+            if relative not in paths:
+                paths.append(relative)
+        return Evaluation(summary, error, tuple(paths), cacheable)
+
+    def _relative(self, path: str) -> str | None:
+        for root in self.roots:
+            prefix = f"{root}/"
+            if path.startswith(prefix):
+                return path[len(prefix):]
+        return None
+
+    def _message(self, stderr: str) -> str:
+        return error_message(stderr, self.roots)
+
+
+def _cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+_AT = re.compile(r"^\s*at (.+?):(\d+):(\d+):?$")
+_WHILE = re.compile(r"^\s*… while evaluating the attribute '([^']+)'")
+
+
+def error_message(stderr: str, roots: Sequence[Path]) -> str:
+    """Nix's error in one line: the message, then where in the tree it happened (the first place in a recipe
+    file), else which attribute was being evaluated; snapshot directories left out of every path."""
+    lines = [line.rstrip() for line in stderr.splitlines()]
+    start = next((n for n, line in enumerate(lines) if line.startswith("error:")), None)
+    if start is None:
+        tail = [line for line in lines if line.strip() and not line.startswith("trace: ")]
+        return _clean(tail[-1].strip() if tail else "nix-instantiate failed", roots)
+    message, rest = [lines[start].removeprefix("error:").strip()], start + 1
+    while rest < len(lines) and lines[rest].strip() and not _AT.match(lines[rest]):
+        message.append(lines[rest].strip())
+        rest += 1
+    where = attribute = None
+    for line in lines[rest:]:
+        at = _AT.match(line)
+        if at is not None and where is None and any(at.group(1).startswith(f"{root}/") for root in roots):
+            where = f"{at.group(1)}:{at.group(2)}:{at.group(3)}"
+        during = _WHILE.match(line)
+        if during is not None and attribute is None and not during.group(1).startswith("__pinshift"):
+            attribute = during.group(1)
+    text = " ".join(part for part in message if part)
+    if where is not None:
+        text += f" (at {where})"
+    elif attribute is not None:
+        text += f" (while evaluating {attribute})"
+    return _clean(text, roots)
+
+
+def _clean(text: str, roots: Sequence[Path]) -> str:
+    for root in roots:
+        text = text.replace(f"{root}/", "")
+    return text.replace(f"{STANDIN}/", "«stand-in»/")

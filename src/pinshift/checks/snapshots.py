@@ -1,0 +1,115 @@
+"""Trees Nix can read: a commit's files (or a planned step's) written into a private temporary directory.
+
+`nix-instantiate` imports files from disk, and pinshift never checks anything out: the blobs of a commit are
+read from git's objects (`CommitTree.contents`) and written under a directory only this user can read
+(`tempfile.mkdtemp`, mode 0700), removed when the check is done (`Scratch`, also on Ctrl-C). A later state
+(the tree after a planned step) hard-links every file it shares with the state before it and writes only
+what the step changed. Symbolic links and submodules are not written (a recipe importing through one does
+not evaluate), nor files above the size limit.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pinshift.planning.memo import blob_id
+
+
+@dataclass
+class Snapshot:
+    """One tree on disk: `root` holds its files; `files` maps each written path to its git blob id."""
+
+    name: str
+    root: Path
+    files: dict[str, str] = field(default_factory=dict)
+    _directories: set[str] | None = field(default=None, repr=False)
+
+    def fingerprint(self, path: str) -> str | None:
+        """What `path` is in this tree, for a remembered summary: its blob id, "dir", or None (absent)."""
+        found = self.files.get(path)
+        if found is not None:
+            return found
+        if self._directories is None:
+            self._directories = {parent for p in self.files for parent in _parents(p)}
+        return "dir" if path in self._directories else None
+
+    def nix_paths(self) -> list[str]:
+        return sorted(p for p in self.files if p.endswith(".nix"))
+
+
+def _parents(path: str) -> Iterable[str]:
+    parts = path.split("/")[:-1]
+    for end in range(1, len(parts) + 1):
+        yield "/".join(parts[:end])
+    yield ""
+
+
+class Scratch:
+    """A private temporary directory for snapshots, removed on `close` (a context manager)."""
+
+    def __init__(self):
+        self.path = Path(tempfile.mkdtemp(prefix="pinshift-eval-"))
+        self.count = 0
+
+    def __enter__(self) -> "Scratch":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        shutil.rmtree(self.path, ignore_errors=True)
+
+    def _directory(self) -> Path:
+        self.count += 1
+        directory = self.path / str(self.count)
+        directory.mkdir()
+        return directory
+
+    def commit(self, name: str, tree) -> Snapshot:
+        """The files of `tree` (a `git.repo.CommitTree`) written from git's objects."""
+        snapshot = Snapshot(name, self._directory())
+        made: set[Path] = set()
+        for path, data in tree.contents(tree.paths()):
+            _write(snapshot.root, path, data, made)
+            snapshot.files[path] = tree.blob_id(path)
+        return snapshot
+
+    def after(self, name: str, before: Snapshot, writes: dict[str, bytes | None]) -> Snapshot:
+        """`before` with `writes` applied (path -> new bytes, None: removed): shared files hard-linked."""
+        snapshot = Snapshot(name, self._directory())
+        made: set[Path] = set()
+        for path, blob in before.files.items():
+            if path in writes:
+                continue
+            target = snapshot.root / path
+            _make_parent(target, made)
+            try:
+                os.link(before.root / path, target)
+            except OSError:
+                shutil.copyfile(before.root / path, target)
+            snapshot.files[path] = blob
+        for path, data in writes.items():
+            if data is not None:
+                _write(snapshot.root, path, data, made)
+                snapshot.files[path] = blob_id(data)
+        return snapshot
+
+
+def _make_parent(target: Path, made: set[Path]) -> None:
+    parent = target.parent
+    if parent not in made:
+        parent.mkdir(parents=True, exist_ok=True)
+        made.add(parent)
+
+
+def _write(root: Path, path: str, data: bytes, made: set[Path]) -> None:
+    target = root / path
+    _make_parent(target, made)
+    with open(target, "wb") as stream:
+        stream.write(data)

@@ -1,0 +1,112 @@
+# pinshift's stand-in nixpkgs: a recipe evaluated offline, its nixpkgs replaced by symbolic values.
+#
+#   (import ./. { universe = [ "python313Packages" "torch" … ]; roots = [ "/tmp/…/base" ]; })
+#     .recipe /tmp/…/base ".flox/pkgs/x.nix"        -> the recipe's build summary (plain JSON values)
+#
+# Each recipe file is imported with `scopedImport`, and so is everything it imports: `import`,
+# `fetchTarball`, `builtins.fetch*`, `<nixpkgs>` and `derivation` are the stand-in's. `import`ing a pinned
+# nixpkgs (`fetchTarball`, `fetchFromGitHub`, `fetchGit` of nixpkgs, `<nixpkgs>`) gives the stand-in set,
+# which records the pin (revision, hash), the config and what the overlays set; nothing is fetched. A file
+# that is a function is called as Flox (callPackage) calls it, with the caller's stand-in set. Every file
+# read is traced on stderr (`trace: ["read","/tmp/…/x.nix"]`) so that a summary can be remembered by the
+# files it read (pinshift.checks.evaluation).
+{ universe, roots }:
+let
+  b = builtins;
+  lib = import ./lib.nix { isSymbol = nodes.isSymbol; };
+  nodes = import ./nodes.nix { inherit universe lib roots importer; nodesFile = toString ./nodes.nix; };
+
+  traced = what: p: value: b.trace (b.toJSON [ what (toString p) ]) value;
+  importer = p: if nodes.isSymbol p then importSymbol p else traced "read" p (b.scopedImport scope p);
+
+  fetcher = name: arg: nodes.symbol [ "builtins" name ] arg;
+  unavailable = name: _: b.throw "builtins.${name} is not available in pinshift's stand-in nixpkgs (nothing is fetched)";
+
+  overrides = {
+    import = importer;
+    scopedImport = more: p: traced "read" p (b.scopedImport (scope // more) p);
+    fetchTarball = fetcher "fetchTarball";
+    fetchGit = fetcher "fetchGit";
+    fetchurl = fetcher "fetchurl";
+    fetchTree = fetcher "fetchTree";
+    fetchMercurial = unavailable "fetchMercurial";
+    fetchClosure = unavailable "fetchClosure";
+    getFlake = unavailable "getFlake";
+    derivation = attrs: nodes.symbol [ "derivation" ] attrs;
+    derivationStrict = attrs: nodes.symbol [ "derivation" ] attrs;
+    readFile = p: traced "read" p (b.readFile p);
+    pathExists = p: traced "exists" p (b.pathExists p);
+    readDir = p: traced "readdir" p (b.readDir p);
+    path = args: if b.isAttrs args then args.path else args;
+    filterSource = f: p: p;
+    getEnv = _: "";
+    currentSystem = "x86_64-linux";
+    currentTime = 0;
+    nixPath = [ ];
+  };
+  scope = {
+    inherit (overrides) import scopedImport fetchTarball fetchGit fetchTree fetchMercurial derivation;
+    builtins = b // overrides;
+    __nixPath = [ ];
+    __findFile = path: name:
+      if name == "nixpkgs" then nodes.symbol [ "<nixpkgs>" ]
+      else if name == "nixpkgs/lib" then nodes.symbol [ "<nixpkgs/lib>" ]
+      else b.throw "<${name}>: pinshift's stand-in has no search path (NIX_PATH is empty); only <nixpkgs> stands in";
+  };
+
+  # what `import`ing a symbolic value gives: the stand-in nixpkgs for a pin of nixpkgs
+  importSymbol = v:
+    let
+      i = v.__pinshift;
+      call = if i.history == [ ] then null else (lib.last i.history).call or null;
+      given = if b.isString call then { url = call; } else if b.isAttrs call && !(nodes.isSymbol call) then call else { };
+      url = toString (given.url or "");
+      nixpkgs = (given.repo or "") == "nixpkgs" || b.match ".*/nix(pkgs|os)[^/]*(/.*)?" url != null;
+    in
+    if i.path == [ "<nixpkgs>" ] then standin { rev = null; source = "<nixpkgs>"; hash = null; }
+    else if i.path == [ "<nixpkgs/lib>" ] then lib
+    else if nixpkgs then standin (pinOf given)
+    else b.throw "pinshift's stand-in can import nixpkgs only, not ${lib.concatStringsSep "." i.path} ${url}";
+
+  pinOf = given:
+    let
+      url = toString (given.url or "");
+      archive = b.match "(.*)/archive/([^/]+)\\.(tar\\.gz|zip)" url;
+    in {
+      rev = given.rev or given.tag or (if archive != null then b.elemAt archive 1 else null);
+      source =
+        if given ? owner then "github:${given.owner}/${given.repo or "nixpkgs"}"
+        else if archive != null then "${b.elemAt archive 0}/archive/{rev}.${b.elemAt archive 2}"
+        else url;
+      hash = given.sha256 or given.hash or given.narHash or null;
+    };
+
+  booleans = {
+    allowUnfree = false; allowBroken = false; allowInsecure = false; allowUnsupportedSystem = false;
+    cudaSupport = false; rocmSupport = false; allowAliases = true;
+  };
+
+  # nixpkgs' entry point: `import nixpkgs { config; overlays; … }`
+  standin = pin: args:
+    let given = args.config or { }; config = if b.isFunction given then given { } else given; in
+    nodes.root { inherit pin; config = booleans // config; given = config; overlays = args.overlays or [ ]; };
+
+  # the set a Flox recipe is called with (its caller's nixpkgs): nothing known, `config` included
+  caller = nodes.root {
+    pin = { rev = null; source = "«caller»"; hash = null; };
+    config = nodes.typedSet [ "config" ] null;
+  };
+
+  call = f:
+    let wanted = b.functionArgs f; in
+    if wanted == { } then f caller else f (b.intersectAttrs wanted caller);
+in
+{
+  recipe = root: file:
+    let
+      value = importer (root + "/${file}");
+      result = if b.isFunction value then call value else value;
+      summary = nodes.summarise result;
+    in
+    b.deepSeq summary summary;
+}

@@ -1,0 +1,55 @@
+"""`pinshift diff BASE TARGET [PATHS…]`: what each recipe builds on two commits, offline (exit 1 when one broke)."""
+
+from __future__ import annotations
+
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
+
+from pathlib import Path
+
+import click
+
+from pinshift.report.display import printable
+
+NO_NIX = ("pinshift diff evaluates recipes with nix-instantiate, which is not on PATH: install Nix (Debian: "
+          "apt-get install nix-bin); nothing was evaluated")
+
+
+@click.command()
+@click.argument("base")
+@click.argument("target")
+@click.argument("paths", nargs=-1)
+@click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path), default=".",
+              help="The recipe repository (default: the current directory).")
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True)
+@click.option("--output", type=click.Path(dir_okay=False), default=None, help="Write the report to FILE instead of stdout.")
+@click.option("--verbose", "-v", is_flag=True, help="List every recipe of each group (text; Markdown and JSON always do).")
+def diff(base, target, paths, repo, fmt, output, verbose) -> None:
+    """Evaluate the recipes of BASE and TARGET (read from git, nothing checked out) against pinshift's stand-in
+    nixpkgs, offline, and show what each builds differently: same, changed (each attribute, before → after),
+    broken (evaluated on BASE, fails on TARGET), fixed, failing (on both), added, removed. PATHS (paths,
+    directories or globs relative to the repository root) limit the recipes shown. See docs/diff.md."""
+    from pinshift.checks.build_diff import diff_commits
+    from pinshift.checks.evaluation import find_nix
+    from pinshift.errors import UsageError
+    from pinshift.git.repo import Repository
+    from pinshift.report import check_output_path
+    from pinshift.report.diff import count_line, render
+
+    if output:
+        check_output_path(output)
+    nix = find_nix()
+    if nix is None:
+        raise UsageError(NO_NIX)
+    repository = Repository.open_to_read(repo, f"--repo {repo}")
+    result = diff_commits(repository, base, target, paths, nix,
+                          note=lambda line: click.echo(printable(line), err=True))
+    text = render(result, fmt, verbose)
+    if output:
+        from pinshift.files.tree import write_atomic
+
+        write_atomic(Path(output), text.encode("utf-8"))
+        click.echo(printable(f"pinshift: {count_line(result.recipes)}; report written to {output}"), err=True)
+    else:
+        click.echo(text, nl=False)
+    if result.broken:
+        raise click.exceptions.Exit(1)
