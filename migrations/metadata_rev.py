@@ -48,6 +48,8 @@ from pinshift.migrations._results import result_overrides
 from pinshift.syntax.queries import STRING_TYPES, as_string, nodes_spelling, override_attrs, unwrap, walk
 
 NAME = "metadata-rev"
+# What it intends to change in what a recipe builds (pinshift.checks.build_check; docs/writing-steps.md): the marker lives in postInstall.
+BUILD_CHANGES = ("postInstall", "*.postInstall")
 LANGUAGES = ("nix",)
 
 MARKER = b".metadata-rev"

@@ -109,6 +109,8 @@ from pinshift.syntax.scopes import Binder, binder_of, inherited_binder
 from pinshift.syntax.scopes import resolve as binder_at
 
 NAME = "pin-nixpkgs"
+# What it intends to change in what a recipe builds (pinshift.checks.build_check; docs/writing-steps.md): the caller's nixpkgs becomes the pin: everything the recipe reads of it may change.
+BUILD_CHANGES = ("*",)
 PLACEHOLDERS = ("rev",)  # `url`'s `{rev}` is this step's to fill, not a recipe placeholder
 LANGUAGES = ("nix",)
 

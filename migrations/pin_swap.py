@@ -95,6 +95,8 @@ from pinshift.steps.kind import NixpkgsFacts, NixpkgsQuery, PinOf, StepContext, 
 from pinshift.syntax.queries import STRING_TYPES, as_string, fetcher_calls, walk
 
 NAME = "pin-swap"
+# What it intends to change in what a recipe builds (pinshift.checks.build_check; docs/writing-steps.md): the pin and any fetcher's revision and hash.
+BUILD_CHANGES = ("nixpkgs.rev", "nixpkgs.hash", "*.rev", "*.hash", "*.sha256", "*.url", "*fetchTarball*")
 LANGUAGES = ("nix", "markdown", "python", "toml", "shell")
 
 _HEX = re.compile(r"[0-9a-f]+\Z")

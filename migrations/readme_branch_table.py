@@ -58,6 +58,8 @@ from pinshift.languages.markdown import MarkdownDocument, Row, Table, plain_text
 from pinshift.steps.kind import StepContext, StepOutput
 
 NAME = "readme-branch-table"
+# What it intends to change in what a recipe builds (pinshift.checks.build_check; docs/writing-steps.md): Markdown only: no recipe builds anything else.
+BUILD_CHANGES = ()
 LANGUAGES = ("markdown",)
 
 _ARROWS = ("⬅️", "⬅", "←", "👈", "◀️", "◀", "<-")

@@ -36,6 +36,8 @@ from pinshift.files.globs import matches
 from pinshift.steps.kind import StepContext, StepOutput
 
 NAME = "remove-files"
+# What it intends to change in what a recipe builds (pinshift.checks.build_check; docs/writing-steps.md): removed recipes are removed; every other recipe builds what it built.
+BUILD_CHANGES = ()
 LANGUAGES = ()  # no file is parsed: any selected file is removed
 
 

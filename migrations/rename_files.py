@@ -54,6 +54,8 @@ from pinshift.migrations._file_names import Naming, self_reference_edits, stem
 from pinshift.steps.kind import StepContext, StepOutput
 
 NAME = "rename-files"
+# What it intends to change in what a recipe builds (pinshift.checks.build_check; docs/writing-steps.md): a renamed recipe's self-references (pname, descriptions) follow its new name.
+BUILD_CHANGES = ("*",)
 LANGUAGES = ("nix",)  # the files whose self-references it edits; any selected file is renamed
 
 

@@ -55,6 +55,7 @@ class MigrateOptions:
     migrations: Path | None = None
     trust_repo: bool = False  # consent to import the repository's .pinshift/migrations/ kinds a step needs
     nixpkgs: Path | None = None  # a local nixpkgs clone for steps that ask one (pinshift.checks.pin_inputs)
+    allow_broken: bool = False  # commit steps after which a recipe no longer evaluates (pinshift.checks.build_check)
     run: RunOptions = field(default_factory=RunOptions)
 
 
@@ -219,7 +220,22 @@ def plan(migration: Migration) -> Plan:
         result.notes.append(f"resuming {migration.target} after step {migration.first_step - 1}")
     for step in result.steps:
         step.notes[:0] = migration.notes.get(step.index, [])
+    if result.steps:
+        check_builds(migration, result)
     return result
+
+
+def check_builds(migration: Migration, planned: Plan) -> None:
+    """What the recipes build after each planned step, against the stand-in nixpkgs (pinshift.checks.build_check):
+    a step that breaks a recipe's evaluation gets a refused file (no branch unless --allow-broken), a change its
+    kind does not declare a warning; `planned.builds` holds the "What the recipes build" section."""
+    from pinshift.checks.build_check import check_plan, intended
+
+    intents = {number: intended(kind.module, params) for number, (_, kind, params) in enumerate(migration.steps, 1)}
+    notes: list[str] = []
+    check_plan(migration.repository.tree(migration.start_commit), planned, intents, migration.options.allow_broken,
+               note=lambda line: notes.append(line.removeprefix("pinshift: note: ")))
+    planned.builds.notes.extend(notes)
 
 
 def failure(step: StepPlan, strict: bool) -> str | None:
@@ -367,7 +383,8 @@ def resume_command(migration: Migration) -> str:
         if value is not None:
             words += [flag, str(value)]
     words += [flag for flag, given in (("--trust-repo", options.trust_repo), ("--no-verify", options.no_verify),
-                                       ("--strict", options.strict), ("--keep-partial", options.keep_partial))
+                                       ("--strict", options.strict), ("--keep-partial", options.keep_partial),
+                                       ("--allow-broken", options.allow_broken))
               if given]
     return " ".join(shlex.quote(word) for word in words)
 

@@ -20,6 +20,7 @@ def summary(result, verbose: bool = False) -> str:
 
     Repeated warnings and skipped files are one line per step and finding (`--verbose`: each one).
     """
+    from pinshift.report.diff import builds_lines
     from pinshift.report.groups import group_lines, note_groups, skipped_groups, warning_groups
     from pinshift.report.totals import plural, short
 
@@ -48,6 +49,7 @@ def summary(result, verbose: bool = False) -> str:
         if step.skipped:
             counts += f", {len(step.skipped)} skipped"
         lines.append(f"  {step.index}/{step.total} {commit} {step.title} — {counts}")
+    lines.extend(f"builds  {line}" for line in builds_lines(plan.builds, verbose))
     for index, notes in sorted(migration.notes.items()):
         lines.extend(f"note: step {index}: {note}" for note in notes)
     for step in plan.steps:
@@ -239,6 +241,9 @@ def report_after_commits(done: str | None):
 @click.option("--push", metavar="REMOTE", help="Push the new branch to REMOTE.")
 @click.option("--no-verify", is_flag=True, help="Skip git's pre-commit and commit-msg hooks.")
 @click.option("--strict", is_flag=True, help="Fail a step that raises any warning.")
+@click.option("--allow-broken", is_flag=True,
+              help="Commit a step after which a recipe that evaluated no longer does (the report says so; "
+                   "docs/diff.md).")
 @click.option("--migrations", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Load extra step kinds from the *.py files of DIR (naming DIR consents to running them).")
 @click.option("--trust-repo", is_flag=True,
@@ -250,8 +255,8 @@ def report_after_commits(done: str | None):
                    "hash = \"compute\" and a branch or tag as `new`; with --verify, to check package sets, "
                    "attributes and .override arguments at the new pin.")
 @report_options
-def migrate(recipe, repo, bases, branch, dry_run, resume, force, keep_partial, push, no_verify, strict, migrations,
-            trust_repo, verify, nixpkgs, report_format, report_output, no_color, check) -> None:
+def migrate(recipe, repo, bases, branch, dry_run, resume, force, keep_partial, push, no_verify, strict, allow_broken,
+            migrations, trust_repo, verify, nixpkgs, report_format, report_output, no_color, check) -> None:
     """Run RECIPE onto a new branch from its base, one commit per step that changes something.
 
     Works in a temporary git worktree: your current branch, working tree, index
@@ -263,7 +268,7 @@ def migrate(recipe, repo, bases, branch, dry_run, resume, force, keep_partial, p
     options = MigrateOptions(recipe=recipe, repo=repo, base=bases[0] if len(bases) == 1 else None, bases=bases,
                              branch=branch, dry_run=dry_run, resume=resume,
                              force=force, keep_partial=keep_partial, push=push, no_verify=no_verify, strict=strict,
-                             migrations=migrations, trust_repo=trust_repo, nixpkgs=nixpkgs)
+                             migrations=migrations, trust_repo=trust_repo, nixpkgs=nixpkgs, allow_broken=allow_broken)
     verify_options = None
     if verify:
         from pinshift.checks.verify import VerifyOptions

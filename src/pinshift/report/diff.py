@@ -9,15 +9,16 @@ recipe of a group; Markdown and JSON always list them. Everything from a file go
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
 from pinshift.checks.build_changes import DiffGroup, RecipeDiff, change_words, counts, group
 from pinshift.report.display import printable
-from pinshift.report.json import dumps_indented
 from pinshift.report.totals import endpoint, plural
 
 SCHEMA = "pinshift.diff/1"
+LISTED = 50  # recipes a Markdown group lists (a pull-request comment stays short)
 
 
 def _recipes(count: int) -> str:
@@ -102,7 +103,9 @@ def markdown_groups(diffs: Sequence[RecipeDiff], keys: dict) -> list[str]:
         lines.append(head)
         lines.append(f"  <details><summary>{len(found.recipes)} files</summary>")
         lines.append("")
-        lines += [f"  - {_code(diff.label)}" for diff in found.recipes]
+        lines += [f"  - {_code(diff.label)}" for diff in found.recipes[:LISTED]]
+        if len(found.recipes) > LISTED:
+            lines.append(f"  - … and {len(found.recipes) - LISTED} more (`--format json` lists all)")
         lines.append("")
         lines.append("  </details>")
     return lines
@@ -139,7 +142,7 @@ def groups_data(diffs: Sequence[RecipeDiff], keys: dict) -> list[dict[str, Any]]
 
 
 def render_json(result) -> str:
-    return dumps_indented(diff_data(result)) + "\n"
+    return json.dumps(diff_data(result), indent=2, ensure_ascii=False) + "\n"
 
 
 def render(result, fmt: str | None, verbose: bool = False) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 from pinshift.planning.diff import diff_text
 from pinshift.languages import parser_name
 from pinshift.planning.plan import AppliedEdit, FileChange, Plan, StepPlan, Warning
+from pinshift.report.diff import builds_data
 from pinshift.report.groups import (ChangeGroup, Location, MessageGroup, change_groups, note_groups, refused_groups,
                                     skipped_groups, warning_groups)
 from pinshift.report.totals import totals
@@ -119,6 +120,7 @@ def report_data(plan: Plan, lazy: bool = False) -> dict[str, Any]:
         "notes": list(plan.notes),
         "steps": [_step(s, lazy) for s in plan.steps],
         "totals": asdict(totals(plan)),
+        "builds": builds_data(plan.builds),
     }
 
 

@@ -20,6 +20,7 @@ import posixpath
 from dataclasses import dataclass
 
 from pinshift.planning.diff import diff_text
+from pinshift.report.diff import builds_markdown
 from pinshift.report.display import printable
 from pinshift.planning.plan import FileChange, Plan, StepPlan
 from pinshift.report.groups import (ChangeGroup, Location, MessageGroup, change_groups, note_groups, refused_groups,
@@ -357,7 +358,8 @@ class _Layout:
         return lines
 
     def render(self, dropped: set, warning_limit: int | None, limit: int) -> str:
-        lines = (self.header() + self.table() + self.words(dropped) + self.warnings(warning_limit, dropped)
+        lines = (self.header() + self.table() + builds_markdown(self.plan.builds) + self.words(dropped)
+                 + self.warnings(warning_limit, dropped)
                  + self.problems(dropped) + self.diffs(dropped))
         if dropped:
             lines.append(f"_Left out {plural(len(dropped), 'part')} (listed above) to stay under {limit:,} characters; "

@@ -16,6 +16,7 @@ from __future__ import annotations
 import click
 
 from pinshift.planning.diff import diff_text
+from pinshift.report.diff import builds_lines
 from pinshift.report.display import printable
 from pinshift.planning.plan import FileChange, Plan, StepPlan
 from pinshift.report.groups import (ChangeGroup, change_groups, group_lines, note_groups, outcome_text, refused_groups,
@@ -114,6 +115,10 @@ def render_text(plan: Plan, color: bool = False, verbose: bool = False) -> str:
     for step in plan.steps:
         lines.append("")
         lines.extend(_step(step, color, verbose))
+    if plan.builds is not None:
+        lines.append("")
+        lines.append(_style("What the recipes build", color, bold=True))
+        lines.extend(builds_lines(plan.builds, verbose))
     t = totals(plan)
     lines.append("")
     summary = (

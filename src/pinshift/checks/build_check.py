@@ -1,0 +1,234 @@
+"""After planning a migration: what each recipe builds, step by step, against the stand-in nixpkgs.
+
+The start commit and the tree after each planned step are written to a private directory
+(pinshift.checks.snapshots) and every `.nix` file of each is evaluated (pinshift.checks.evaluation; a file
+whose bytes and imports a step did not change is looked up, not evaluated again). Then, per step, each
+recipe's summary after it is compared with the one before it:
+
+  - a recipe that evaluated before the step and does not after it is *broken by the step*: the step gets
+    a refused file naming the recipe and Nix's message, so migrate makes no branch (exit 1), unless
+    `--allow-broken` (then it is a warning on the step, and the report says so);
+  - a changed attribute the step's kind does not declare (`BUILD_CHANGES`, a module-level tuple in each
+    step kind; docs/writing-steps.md) is a warning on the step, one message per recipe, so that the report
+    groups the recipes changed the same way ("237 files: …").
+
+The "What the recipes build" section compares the start with the last tree (git's renames of the planned
+steps followed). Without nix-instantiate on PATH nothing is evaluated and the section is one note.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pinshift.checks.build_changes import Change, RecipeDiff, change_words, compare, normal_changes
+from pinshift.checks.build_diff import EvaluationStats, evaluate_snapshots
+from pinshift.checks.evaluation import Evaluation, find_nix
+from pinshift.checks.snapshots import Scratch, Snapshot
+from pinshift.checks.summary_memo import SummaryMemo
+from pinshift.planning.plan import FileChange, Outcome, Plan, StepPlan, Warning, iter_tree_changes
+
+SKIPPED = ("what the recipes build was not checked: nix-instantiate is not on PATH (install Nix, Debian: "
+           "apt-get install nix-bin, to evaluate each step's recipes offline)")
+
+
+@dataclass
+class BuildsCheck:
+    """What migrate's check found, as its report shows it (`Plan.builds`)."""
+
+    checked: bool
+    recipes: list[RecipeDiff] = field(default_factory=list)  # the start commit -> the last step's tree
+    keys: dict[str, tuple] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    allow_broken: bool = False
+    broken: dict[int, list[RecipeDiff]] = field(default_factory=dict)  # step index -> the recipes it broke
+    stats: EvaluationStats = field(default_factory=EvaluationStats)
+
+
+# --- what a step kind intends ---------------------------------------------------------------------------------------
+
+
+def intended(module: Any, params: Any) -> tuple[str, ...] | None:
+    """The attribute patterns a step kind declares it changes (`BUILD_CHANGES`), its `{param}`s filled from the
+    step's parameters (a pattern naming a parameter the step has not set is left out); None: it declares nothing."""
+    declared = getattr(module, "BUILD_CHANGES", None)
+    if declared is None:
+        return None
+    found = []
+    for pattern in declared:
+        names = re.findall(r"\{([a-z_]+)\}", pattern)
+        values = {name: getattr(params, name, None) for name in names}
+        if any(not isinstance(value, str) or not value for value in values.values()):
+            continue
+        for name, value in values.items():
+            pattern = pattern.replace(f"{{{name}}}", value)
+        found.append(pattern)
+    return tuple(found)
+
+
+_RENAME = re.compile(r"«(.+)→(.+)»")
+_NAMES = re.compile(r"^overrides\[\d+\]\.[A-Za-z]+$")
+
+
+def _matches(attribute: str, patterns: Sequence[str]) -> bool:
+    return any(not _RENAME.fullmatch(p) and fnmatch.fnmatchcase(attribute, p) for p in patterns)
+
+
+def _renamed(value: Any, old: str, new: str) -> Any:
+    """`value` with the path segment `old` of every symbolic path («a.old.b») and package path written `new`."""
+    if isinstance(value, str):
+        def segment(match: re.Match) -> str:
+            return "«" + ".".join(new if part == old else part for part in match.group(1).split(".")) + "»"
+        value = re.sub(r"«([^»]*)»", segment, value)
+        if re.fullmatch(r"[A-Za-z0-9_.'-]+", value):
+            value = ".".join(new if part == old else part for part in value.split("."))
+        return value
+    if isinstance(value, list):
+        return [_renamed(item, old, new) for item in value]
+    if isinstance(value, dict):
+        return {key: _renamed(item, old, new) for key, item in value.items()}
+    return value
+
+
+def unintended(changes: Sequence[Change], patterns: Sequence[str] | None) -> list[Change]:
+    """The changes the patterns do not cover. A list of the names an override set (`overrides[1].overrideAttrs`)
+    is covered when every name added or removed is; `«from→to»` covers a value whose symbolic paths differ by
+    that segment only."""
+    if patterns is None:
+        return list(changes)
+    if "*" in patterns:
+        return []
+    renames = [_RENAME.fullmatch(p).groups() for p in patterns if _RENAME.fullmatch(p)]
+    left = []
+    for change in changes:
+        if _matches(change.attribute, patterns):
+            continue
+        if _NAMES.match(change.attribute) and isinstance(change.before, list) and isinstance(change.after, list):
+            moved = set(change.before) ^ set(change.after)
+            if moved and all(_matches(str(name), patterns) for name in moved):
+                continue
+        if any(_renamed(change.before, old, new) == change.after for old, new in renames):
+            continue
+        left.append(change)
+    return left
+
+
+def beyond_words(kind: str, changes: Sequence[Change]) -> str:
+    """The warning for changes a step kind does not intend; the overrides a package set gave the package, lost to
+    a rename, said as such."""
+    lost = [c for c in changes if c.attribute.startswith("package_set") and c.after is None]
+    package = next((c for c in changes if c.attribute == "package"), None)
+    rest = [c for c in changes if not c.attribute.startswith("package_set")] if lost else list(changes)
+    words = "; ".join(change_words(c) for c in rest) or "; ".join(change_words(c) for c in changes)
+    if lost:
+        names = sorted({name for c in lost if isinstance(c.before, dict) for name in c.before})
+        what = f" ({', '.join(names)})" if names else ""
+        where = f" {package.before}" if package is not None else ""
+        return (f"the overrides its package set gave{where}{what} (an overlay, packageOverrides) no longer apply "
+                f"after this {kind} step: {words}")
+    return f"what it builds changes beyond what {kind} intends: {words}"
+
+
+# --- the check ------------------------------------------------------------------------------------------------------
+
+
+def check_plan(tree, plan: Plan, intents: dict[int, tuple[str, ...] | None], allow_broken: bool = False,
+               note: Callable[[str], None] | None = None, nix: str | None = None) -> BuildsCheck:
+    """Evaluate the start tree and the tree after each step of `plan`; refuse or warn on `plan`'s steps (new
+    FileChanges appended, nothing else of the plan touched); the result is also `plan.builds`."""
+    nix = nix or find_nix()
+    if nix is None:
+        result = BuildsCheck(False, notes=[SKIPPED], allow_broken=allow_broken)
+        plan.builds = result
+        return result
+    result = BuildsCheck(True, allow_broken=allow_broken)
+    memo = SummaryMemo.open(nix, note)
+    with Scratch() as scratch:
+        states = [scratch.commit("start", tree)]
+        for step in plan.steps:
+            writes = {change.path: change.data for change in iter_tree_changes(step)}
+            states.append(scratch.after(f"step {step.index}", states[-1], writes) if writes else states[-1])
+        wanted = [(state, state.nix_paths()) for state in _distinct(states)]
+        evaluations = evaluate_snapshots(nix, memo, scratch, wanted, result.stats)
+    memo.save()
+    origin: dict[str, str] = {path: path for path in states[0].nix_paths()}
+    for number, step in enumerate(plan.steps):
+        before, after = states[number], states[number + 1]
+        renamed = {c.path: c.old_path for c in step.changed if c.old_path is not None}
+        if before is not after:
+            _check_step(step, before, after, renamed, evaluations, intents.get(step.index), result)
+        for new, old in renamed.items():
+            if old in origin:
+                origin[new] = origin.pop(old)
+        for change in step.changed:
+            if change.removed:
+                origin.pop(change.path, None)
+    _overall(states[0], states[-1], origin, evaluations, result)
+    if result.broken and allow_broken:
+        count = sum(len(found) for found in result.broken.values())
+        steps = ", ".join(str(index) for index in sorted(result.broken))
+        result.notes.append(f"--allow-broken: {count} recipe{'s' if count != 1 else ''} no longer evaluate "
+                            f"(broken by step {steps})")
+    plan.builds = result
+    return result
+
+
+def _distinct(states: Sequence[Snapshot]) -> list[Snapshot]:
+    seen: list[Snapshot] = []
+    for state in states:
+        if not any(state is other for other in seen):
+            seen.append(state)
+    return seen
+
+
+def _evaluation(evaluations: dict, state: Snapshot, path: str | None) -> Evaluation | None:
+    if path is None or path not in state.files:
+        return None
+    return evaluations.get((state.name, path))
+
+
+def _check_step(step: StepPlan, before: Snapshot, after: Snapshot, renamed: dict[str, str], evaluations: dict,
+                patterns: tuple[str, ...] | None, result: BuildsCheck) -> None:
+    kind = step.kind
+    for path in after.nix_paths():
+        old = renamed.get(path, path)
+        left, right = _evaluation(evaluations, before, old), _evaluation(evaluations, after, path)
+        if left is None or right is None or left is right:
+            continue
+        diff = compare(path, left, right, old if old != path else None)
+        if diff.status == "broken":
+            result.broken.setdefault(step.index, []).append(diff)
+            if result.allow_broken:
+                _warn(step, path, f"no longer evaluates after this step (--allow-broken): {diff.error}")
+            else:
+                step.files.append(FileChange(path, Outcome.REFUSED, "nix", reason=(
+                    f"{path}: no longer evaluates after this step: {diff.error} (pinshift migrate --allow-broken "
+                    "commits it anyway)")))
+        elif diff.status == "changed":
+            left_over = unintended(diff.changes, patterns)
+            if left_over:
+                _warn(step, path, beyond_words(kind, left_over))
+
+
+def _warn(step: StepPlan, path: str, message: str) -> None:
+    step.files.append(FileChange(path, Outcome.UNCHANGED, "nix", warnings=[Warning(path, 0, 0, message)]))
+
+
+def _overall(start: Snapshot, last: Snapshot, origin: dict[str, str], evaluations: dict,
+             result: BuildsCheck) -> None:
+    came_from = {new: old for new, old in origin.items()}
+    gone = set(start.nix_paths()) - set(came_from.values())
+    for path in last.nix_paths():
+        old = came_from.get(path)
+        left = _evaluation(evaluations, start, old)
+        right = _evaluation(evaluations, last, path)
+        diff = compare(path, left, right, old if old and old != path else None)
+        result.recipes.append(diff)
+        if diff.status == "changed":
+            result.keys[path] = normal_changes(diff, left.summary, right.summary)
+    for path in sorted(gone):
+        result.recipes.append(compare(path, _evaluation(evaluations, start, path), None))
+    result.recipes.sort(key=lambda r: r.path)
