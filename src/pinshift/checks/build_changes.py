@@ -1,8 +1,9 @@
 """How what a recipe builds changed: two summaries compared attribute by attribute (pure, no Nix).
 
-A summary (pinshift.checks.evaluation) is plain JSON values; `flatten` turns it into dotted attribute paths
-(`nixpkgs.rev`, `package`, `meta.platforms`, `overrides[1].overrideAttrs`, `propagatedBuildInputs[1].pname`):
-objects are walked, lists of objects element by element, a list of plain values is one value.
+A summary (pinshift.checks.evaluation) is plain JSON values, compared member by member; a change is named by
+its dotted attribute path (`nixpkgs.rev`, `package`, `meta.platforms`, `overrides[1].overrideAttrs`,
+`propagatedBuildInputs[1].pname`): objects and lists of objects are walked, a list of plain values is one
+value, and a member only one side has is one change with its whole value (`package_set[0]`).
 
 A package-set rename is one change, not fifty: when `package` differs (`python3Packages.torch` →
 `python313Packages.torch`), the symbolic values each side reads from its own package (`«python3Packages.torch.
@@ -58,22 +59,10 @@ def _key(name: str) -> str:
     return name if _SIMPLE.fullmatch(name) else json.dumps(name, ensure_ascii=False)
 
 
-def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
-    """Attribute path -> value, for every leaf of a summary."""
-    found: dict[str, Any] = {}
-    _flatten(value, prefix, found)
-    return found
-
-
-def _flatten(value: Any, prefix: str, found: dict[str, Any]) -> None:
-    if isinstance(value, dict) and value:
-        for name in sorted(value):
-            _flatten(value[name], f"{prefix}.{_key(name)}" if prefix else _key(name), found)
-    elif isinstance(value, list) and value and any(isinstance(item, (dict, list)) for item in value):
-        for number, item in enumerate(value):
-            _flatten(item, f"{prefix}[{number}]", found)
-    else:
-        found[prefix] = value
+def _walked(value: Any) -> bool:
+    """Whether a value is compared part by part: an object, or a list holding objects or lists."""
+    return (isinstance(value, dict) and bool(value)) or (
+        isinstance(value, list) and any(isinstance(item, (dict, list)) for item in value))
 
 
 @dataclass(frozen=True)
@@ -114,20 +103,41 @@ def _renames(summary: dict, other: dict) -> _Renames:
 
 
 def changes(before: dict, after: dict) -> list[Change]:
-    """Every attribute whose value differs, in attribute order (`package` and `nixpkgs` first)."""
-    left, right = flatten(before), flatten(after)
-    left_pairs, right_pairs = _renames(before, after), _renames(after, before)
-    found = []
-    for attribute in sorted(set(left) | set(right), key=_order):
-        old, new = left.get(attribute), right.get(attribute)
-        if attribute == "package":
-            if old != new:
-                found.append(Change(attribute, old, new))
-            continue
-        left_value, right_value = left_pairs(old), right_pairs(new)
-        if left_value != right_value:
-            found.append(Change(attribute, old, new, left_value, right_value))
-    return found
+    """Every attribute whose value differs, `package` and `nixpkgs` first. Objects are compared member by member,
+    lists of objects element by element; a member or element only one side has is one change (its whole value)."""
+    left, right = _renames(before, after), _renames(after, before)
+    found: list[Change] = []
+    _compare(before, after, "", left, right, found)
+    return sorted(found, key=lambda change: _order(change.attribute))
+
+
+def _compare(old: Any, new: Any, prefix: str, left: "_Renames", right: "_Renames", found: list[Change]) -> None:
+    if prefix == "package":
+        if old != new:
+            found.append(Change(prefix, old, new, old, new))
+        return
+    if isinstance(old, dict) and isinstance(new, dict) and _walked(old) and _walked(new):
+        for name in sorted(set(old) | set(new)):
+            where = f"{prefix}.{_key(name)}" if prefix else _key(name)
+            if name not in old or name not in new:
+                value_old, value_new = old.get(name), new.get(name)
+                found.append(Change(where, value_old, value_new, left(value_old), right(value_new)))
+            else:
+                _compare(old[name], new[name], where, left, right, found)
+        return
+    if isinstance(old, list) and isinstance(new, list) and _walked(old) and _walked(new):
+        for number in range(max(len(old), len(new))):
+            where = f"{prefix}[{number}]"
+            if number >= len(old) or number >= len(new):
+                value_old = old[number] if number < len(old) else None
+                value_new = new[number] if number < len(new) else None
+                found.append(Change(where, value_old, value_new, left(value_old), right(value_new)))
+            else:
+                _compare(old[number], new[number], where, left, right, found)
+        return
+    same_old, same_new = left(old), right(new)
+    if same_old != same_new:
+        found.append(Change(prefix, old, new, same_old, same_new))
 
 
 def _order(attribute: str) -> tuple:
@@ -214,11 +224,33 @@ def short_rev(value: Any) -> str:
     return shown(value)
 
 
+_FIRST = ("owner", "repo", "rev", "tag", "url", "version", "package")
+
+
+def nix_like(value: Any) -> str:
+    """A summary value written as Nix reads: `fetchFromGitHub { owner = "pytorch"; repo = "pytorch"; rev = "v2.10.0";
+    … }` (a recorded call), `{ a = 1; }`, `[ "x" "y" ]`; strings quoted unless symbolic (`«…»`)."""
+    if isinstance(value, str):
+        return value if value.startswith("«") and value.endswith("»") else json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list):
+        return "[ " + " ".join(nix_like(item) for item in value) + " ]" if value else "[ ]"
+    if isinstance(value, dict):
+        if len(value) == 1 and isinstance(next(iter(value.values())), dict) and "." not in next(iter(value)):
+            name, arguments = next(iter(value.items()))
+            if name not in ("//",):
+                return f"{name} {nix_like(arguments)}"
+        names = sorted(value, key=lambda n: (_FIRST.index(n) if n in _FIRST else len(_FIRST), n))
+        inner = " ".join(f"{_key(n)} = {nix_like(value[n])};" for n in names)
+        return "{ " + inner + " }" if inner else "{ }"
+    return json.dumps(value)
+
+
 def shown(value: Any, width: int = 60) -> str:
-    """A value in a line: strings as they are (symbolic ones `«python313Packages.torch.src»`), others as JSON."""
+    """A value in a line: strings as they are (symbolic ones `«python313Packages.torch.src»`), others as Nix reads
+    them (`nix_like`), cut at `width` characters."""
     if value is None:
         return "(none)"
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+    text = value if isinstance(value, str) else nix_like(value)
     text = text.replace("\n", "⏎")
     return text if len(text) <= width else text[: width - 1] + "…"
 

@@ -94,12 +94,10 @@ def _renamed(value: Any, old: str, new: str) -> Any:
 
 
 def unintended(changes: Sequence[Change], patterns: Sequence[str] | None) -> list[Change]:
-    """The changes the patterns do not cover. A list of the names an override set (`overrides[1].overrideAttrs`)
-    is covered when every name added or removed is; `«from→to»` covers a value whose symbolic paths differ by
-    that segment only."""
-    if patterns is None:
-        return list(changes)
-    if "*" in patterns:
+    """The changes the patterns do not cover (None: a kind that declares nothing is not checked). A list of the
+    names an override set (`overrides[1].overrideAttrs`) is covered when every name added or removed is;
+    `«from→to»` covers a value whose symbolic paths differ by that segment only."""
+    if patterns is None or "*" in patterns:
         return []
     renames = [_RENAME.fullmatch(p).groups() for p in patterns if _RENAME.fullmatch(p)]
     left = []
@@ -124,10 +122,12 @@ def beyond_words(kind: str, changes: Sequence[Change]) -> str:
     rest = [c for c in changes if not c.attribute.startswith("package_set")] if lost else list(changes)
     words = "; ".join(change_words(c) for c in rest) or "; ".join(change_words(c) for c in changes)
     if lost:
-        names = sorted({name for c in lost if isinstance(c.before, dict) for name in c.before})
-        what = f" ({', '.join(names)})" if names else ""
-        where = f" {package.before}" if package is not None else ""
-        return (f"the overrides its package set gave{where}{what} (an overlay, packageOverrides) no longer apply "
+        names = sorted({name for c in lost if isinstance(c.before, dict) for name in c.before if name != "//"})
+        what = ", ".join(names) or "its packages"
+        where = ""
+        if package is not None and isinstance(package.before, str) and "." in package.before:
+            where = f" on {package.before.rpartition('.')[0]}"
+        return (f"the package set's override of {what} (an overlay or packageOverrides{where}) no longer applies "
                 f"after this {kind} step: {words}")
     return f"what it builds changes beyond what {kind} intends: {words}"
 
@@ -167,6 +167,10 @@ def check_plan(tree, plan: Plan, intents: dict[int, tuple[str, ...] | None], all
             if change.removed:
                 origin.pop(change.path, None)
     _overall(states[0], states[-1], origin, evaluations, result)
+    for step in plan.steps:
+        if intents.get(step.index) is None and step.changed:
+            result.notes.append(f"step {step.index} ({step.kind}) declares no BUILD_CHANGES: what it changes in the "
+                                "recipes is not checked against an intent (docs/writing-steps.md)")
     if result.broken and allow_broken:
         count = sum(len(found) for found in result.broken.values())
         steps = ", ".join(str(index) for index in sorted(result.broken))

@@ -32,7 +32,7 @@ from pathlib import Path
 from pinshift.checks.snapshots import Snapshot
 
 STANDIN = Path(__file__).resolve().parent / "standin"
-TIMEOUT = 120.0  # seconds a call may run; a recipe that does not finish in it is reported as such
+TIMEOUT = 120.0  # seconds a call may run ($PINSHIFT_EVAL_TIMEOUT); a recipe that does not finish in it is reported
 ALWAYS = ("pname", "version", "name", "src", "meta", "passthru")  # names every summary reads
 
 
@@ -208,13 +208,13 @@ class _Calls:
 class Evaluator:
     """Evaluates jobs with `nix` against the stand-in; `roots` are every snapshot's directory (for messages)."""
 
-    def __init__(self, nix: str, names: list[str], scratch: Path, roots: Sequence[Path], timeout: float = TIMEOUT,
+    def __init__(self, nix: str, names: list[str], scratch: Path, roots: Sequence[Path], timeout: float | None = None,
                  workers: int | None = None):
         self.nix = nix
         self.universe_file = scratch / "universe.json"
         self.universe_file.write_text(json.dumps(names))
         self.roots = list(roots)
-        self.timeout = timeout
+        self.timeout = timeout if timeout is not None else configured_timeout()
         self.workers = workers or _cores()
         self.calls = _Calls()
         self.calls_made = 0
@@ -297,6 +297,15 @@ class Evaluator:
 
     def _message(self, stderr: str) -> str:
         return error_message(stderr, self.roots)
+
+
+def configured_timeout() -> float:
+    """TIMEOUT, or $PINSHIFT_EVAL_TIMEOUT seconds when it is a positive number."""
+    try:
+        value = float(os.environ.get("PINSHIFT_EVAL_TIMEOUT", ""))
+    except ValueError:
+        return TIMEOUT
+    return value if value > 0 else TIMEOUT
 
 
 def _cores() -> int:

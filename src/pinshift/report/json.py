@@ -109,7 +109,7 @@ def _step(step: StepPlan, lazy: bool = False) -> dict[str, Any]:
 
 def report_data(plan: Plan, lazy: bool = False) -> dict[str, Any]:
     """The report as plain JSON values (`lazy`: each step's edits as a Lazy array, for `iter_json`)."""
-    return {
+    data = {
         "schema": SCHEMA,
         "recipe": plan.recipe,
         "repository": plan.repository,
@@ -120,8 +120,10 @@ def report_data(plan: Plan, lazy: bool = False) -> dict[str, Any]:
         "notes": list(plan.notes),
         "steps": [_step(s, lazy) for s in plan.steps],
         "totals": asdict(totals(plan)),
-        "builds": builds_data(plan.builds),
     }
+    if plan.builds is not None:  # migrate: what the recipes build (added within pinshift.report/1)
+        data["builds"] = builds_data(plan.builds)
+    return data
 
 
 def render_json(plan: Plan) -> str:

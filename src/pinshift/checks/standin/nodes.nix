@@ -98,7 +98,7 @@ let
       attrsOverride = kind: f:
         let
           first = if lib.isFunction f then f current else f;
-          given = if b.isFunction first then first result.__pinshift.finalAttrs current else first;
+          given = if b.isFunction first then f result.__pinshift.finalAttrs current else first;
           result = record kind given;
         in result;
       extensions = arg: if b.isFunction arg then [ arg ] else [ ];
