@@ -3,9 +3,11 @@
 The stand-in (`checks/standin/*.nix`, shipped with pinshift) replaces the recipe's nixpkgs by symbolic values
 that record what the recipe selects, overrides and sets; `standin/default.nix` says how. Evaluation:
 
-    nix-instantiate --readonly-mode --eval --strict --json --option substituters '' --expr '<a batch>'
+    nix-instantiate --store dummy:// --readonly-mode --eval --strict --json --option substituters '' \
+        --option allow-import-from-derivation false --expr '<a batch>'
 
-with an empty NIX_PATH: nothing is fetched, built or written to the store. Many recipes go into one call (a
+with an empty NIX_PATH: nothing is fetched, built or written, and no Nix store (nor its database) is even
+opened, so it works in a network namespace or a container without /nix/var. Many recipes go into one call (a
 list), and the calls run in parallel (one per core). Each element traces `["recipe", i]`, every file it reads
 (`["read", path]`) and its summary (`["summary", i, …]`) on stderr, so a batch that fails loses nothing: the
 summaries before the failing recipe are kept, the failing one is evaluated alone (with `--show-trace`, for
@@ -113,8 +115,8 @@ def offline_environment() -> dict[str, str]:
 
 
 def command(nix: str, expression: str, show_trace: bool = False) -> list[str]:
-    words = [nix, "--readonly-mode", "--eval", "--strict", "--json", "--option", "substituters", "",
-             "--option", "allow-import-from-derivation", "false"]
+    words = [nix, "--store", "dummy://", "--readonly-mode", "--eval", "--strict", "--json",
+             "--option", "substituters", "", "--option", "allow-import-from-derivation", "false"]
     if show_trace:
         words.append("--show-trace")
     return words + ["--expr", expression]
