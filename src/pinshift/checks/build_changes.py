@@ -112,10 +112,12 @@ def changes(before: dict, after: dict) -> list[Change]:
 
 
 def _compare(old: Any, new: Any, prefix: str, left: "_Renames", right: "_Renames", found: list[Change]) -> None:
-    if prefix == "package":
-        if old != new:
-            found.append(Change(prefix, old, new, old, new))
-        return
+    if prefix in ("package", "nixpkgs"):  # the pin's own record (its overlays say what they say): compared as it is
+        left = right = _Renames()
+        if prefix == "package":
+            if old != new:
+                found.append(Change(prefix, old, new, old, new))
+            return
     if isinstance(old, dict) and isinstance(new, dict) and _walked(old) and _walked(new):
         for name in sorted(set(old) | set(new)):
             where = f"{prefix}.{_key(name)}" if prefix else _key(name)
@@ -125,7 +127,7 @@ def _compare(old: Any, new: Any, prefix: str, left: "_Renames", right: "_Renames
             else:
                 _compare(old[name], new[name], where, left, right, found)
         return
-    if isinstance(old, list) and isinstance(new, list) and _walked(old) and _walked(new):
+    if isinstance(old, list) and isinstance(new, list) and (_walked(old) or _walked(new)):
         for number in range(max(len(old), len(new))):
             where = f"{prefix}[{number}]"
             if number >= len(old) or number >= len(new):
@@ -245,12 +247,13 @@ def nix_like(value: Any) -> str:
     return json.dumps(value)
 
 
-def shown(value: Any, width: int = 60) -> str:
+def shown(value: Any, width: int | None = None) -> str:
     """A value in a line: strings as they are (symbolic ones `«python313Packages.torch.src»`), others as Nix reads
-    them (`nix_like`), cut at `width` characters."""
+    them (`nix_like`), cut at `width` characters (60 for a string, 80 for the rest)."""
     if value is None:
         return "(none)"
     text = value if isinstance(value, str) else nix_like(value)
+    width = width or (60 if isinstance(value, str) else 80)
     text = text.replace("\n", "⏎")
     return text if len(text) <= width else text[: width - 1] + "…"
 

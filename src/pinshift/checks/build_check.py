@@ -89,19 +89,35 @@ def _renamed(value: Any, old: str, new: str) -> Any:
     if isinstance(value, list):
         return [_renamed(item, old, new) for item in value]
     if isinstance(value, dict):
-        return {key: _renamed(item, old, new) for key, item in value.items()}
+        return {new if key == old else key: _renamed(item, old, new) for key, item in value.items()}
     return value
+
+
+def _segment_renamed(attribute: str, old: str, new: str) -> str:
+    return re.sub(rf"(^|\.){re.escape(old)}(?=$|[.\[])", lambda m: m.group(1) + new, attribute)
 
 
 def unintended(changes: Sequence[Change], patterns: Sequence[str] | None) -> list[Change]:
     """The changes the patterns do not cover (None: a kind that declares nothing is not checked). A list of the
     names an override set (`overrides[1].overrideAttrs`) is covered when every name added or removed is;
-    `«from→to»` covers a value whose symbolic paths differ by that segment only."""
+    `«from→to»` covers a value that differs by that path segment only, and an attribute that moved from a name with
+    the segment to the name without it, its value renamed alike (an overlay renamed with its uses)."""
     if patterns is None or "*" in patterns:
         return []
     renames = [_RENAME.fullmatch(p).groups() for p in patterns if _RENAME.fullmatch(p)]
+    moved: set[int] = set()
+    by_attribute = {change.attribute: number for number, change in enumerate(changes)}
+    for number, change in enumerate(changes):
+        for old, new in renames:
+            other = by_attribute.get(_segment_renamed(change.attribute, old, new))
+            if other is None or other == number or change.after is not None or changes[other].before is not None:
+                continue
+            if _renamed(change.before, old, new) == changes[other].after:
+                moved.update((number, other))
     left = []
-    for change in changes:
+    for number, change in enumerate(changes):
+        if number in moved:
+            continue
         if _matches(change.attribute, patterns):
             continue
         if _NAMES.match(change.attribute) and isinstance(change.before, list) and isinstance(change.after, list):
@@ -114,12 +130,13 @@ def unintended(changes: Sequence[Change], patterns: Sequence[str] | None) -> lis
     return left
 
 
-def beyond_words(kind: str, changes: Sequence[Change]) -> str:
-    """The warning for changes a step kind does not intend; the overrides a package set gave the package, lost to
-    a rename, said as such."""
+def beyond_words(kind: str, changes: Sequence[Change], every: Sequence[Change] = ()) -> str:
+    """The warning for `changes` a step kind does not intend (of `every` change the step made); the overrides a
+    package set gave the package, lost to a rename, said as such."""
     lost = [c for c in changes if c.attribute.startswith("package_set") and c.after is None]
-    package = next((c for c in changes if c.attribute == "package"), None)
+    package = next((c for c in [*changes, *every] if c.attribute == "package"), None)
     rest = [c for c in changes if not c.attribute.startswith("package_set")] if lost else list(changes)
+    rest.sort(key=lambda c: {"version": 0, "src": 1}.get(c.attribute, 2))  # what a lost override set, first
     words = "; ".join(change_words(c) for c in rest) or "; ".join(change_words(c) for c in changes)
     if lost:
         names = sorted({name for c in lost if isinstance(c.before, dict) for name in c.before if name != "//"})
@@ -214,7 +231,7 @@ def _check_step(step: StepPlan, before: Snapshot, after: Snapshot, renamed: dict
         elif diff.status == "changed":
             left_over = unintended(diff.changes, patterns)
             if left_over:
-                _warn(step, path, beyond_words(kind, left_over))
+                _warn(step, path, beyond_words(kind, left_over, diff.changes))
 
 
 def _warn(step: StepPlan, path: str, message: str) -> None:
