@@ -51,6 +51,8 @@ def evaluate_snapshots(nix: str, memo: SummaryMemo, scratch: Scratch, wanted: Se
                 todo.append(Job(snapshot, path))
     if todo:
         snapshots = _distinct(snapshot for snapshot, _ in wanted)
+        for snapshot in snapshots:
+            snapshot.materialise()
         names = universe(_nix_files(snapshots))
         evaluator = Evaluator(nix, names, scratch.path, [s.root for s in snapshots])
         pending: dict[tuple[str, str], list[Job]] = {}
@@ -99,7 +101,10 @@ def _nix_files(snapshots: Sequence[Snapshot]):
             blob = snapshot.files[path]
             if blob not in blobs:
                 blobs.add(blob)
-                yield (snapshot.root / path).read_bytes()
+                try:
+                    yield (snapshot.root / path).read_bytes()
+                except OSError:  # not written (larger than the limit): nothing to read
+                    continue
 
 
 # --- the diff of two commits ----------------------------------------------------------------------------------------

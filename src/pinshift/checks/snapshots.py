@@ -2,9 +2,10 @@
 
 `nix-instantiate` imports files from disk, and pinshift never checks anything out: the blobs of a commit are
 read from git's objects (`CommitTree.contents`) and written under a directory only this user can read
-(`tempfile.mkdtemp`, mode 0700), removed when the check is done (`Scratch`, also on Ctrl-C). A later state
-(the tree after a planned step) hard-links every file it shares with the state before it and writes only
-what the step changed. Symbolic links and submodules are not written (a recipe importing through one does
+(`tempfile.mkdtemp`, mode 0700), removed when the check is done (`Scratch`, also on Ctrl-C), and only when
+something must be evaluated: a tree whose every summary is remembered is never written. A later state (the
+tree after a planned step) hard-links every file it shares with the state before it and writes only what the
+step changed. Symbolic links and submodules are not written (a recipe importing through one does
 not evaluate), nor files above the size limit.
 """
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +29,13 @@ class Snapshot:
     root: Path
     files: dict[str, str] = field(default_factory=dict)
     _directories: set[str] | None = field(default=None, repr=False)
+    _pending: Callable[[], None] | None = field(default=None, repr=False)  # writes the files, once, when asked
+
+    def materialise(self) -> None:
+        """Write the files (a snapshot whose every summary is remembered is never written)."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending()
 
     def fingerprint(self, path: str) -> str | None:
         """What `path` is in this tree, for a remembered summary: its blob id, "dir", or None (absent)."""
@@ -72,32 +80,42 @@ class Scratch:
         return directory
 
     def commit(self, name: str, tree) -> Snapshot:
-        """The files of `tree` (a `git.repo.CommitTree`) written from git's objects."""
-        snapshot = Snapshot(name, self._directory())
-        made: set[Path] = set()
-        for path, data in tree.contents(tree.paths()):
-            _write(snapshot.root, path, data, made)
-            snapshot.files[path] = tree.blob_id(path)
+        """The files of `tree` (a `git.repo.CommitTree`), written from git's objects when `materialise`d."""
+        regular = [p for p in tree.paths() if tree.mode(p) in ("100644", "100755")]
+        snapshot = Snapshot(name, self._directory(), {path: tree.blob_id(path) for path in regular})
+
+        def write() -> None:
+            made: set[Path] = set()
+            for path, data in tree.contents(regular):
+                _write(snapshot.root, path, data, made)
+
+        snapshot._pending = write
         return snapshot
 
     def after(self, name: str, before: Snapshot, writes: dict[str, bytes | None]) -> Snapshot:
-        """`before` with `writes` applied (path -> new bytes, None: removed): shared files hard-linked."""
-        snapshot = Snapshot(name, self._directory())
-        made: set[Path] = set()
-        for path, blob in before.files.items():
-            if path in writes:
-                continue
-            target = snapshot.root / path
-            _make_parent(target, made)
-            try:
-                os.link(before.root / path, target)
-            except OSError:
-                shutil.copyfile(before.root / path, target)
-            snapshot.files[path] = blob
-        for path, data in writes.items():
-            if data is not None:
-                _write(snapshot.root, path, data, made)
-                snapshot.files[path] = blob_id(data)
+        """`before` with `writes` applied (path -> new bytes, None: removed); once `materialise`d, the files it shares
+        with `before` are hard links."""
+        files = {path: blob for path, blob in before.files.items() if path not in writes}
+        files.update({path: blob_id(data) for path, data in writes.items() if data is not None})
+        snapshot = Snapshot(name, self._directory(), files)
+
+        def write() -> None:
+            before.materialise()
+            made: set[Path] = set()
+            for path in before.files:
+                if path in writes or not (before.root / path).exists():
+                    continue
+                target = snapshot.root / path
+                _make_parent(target, made)
+                try:
+                    os.link(before.root / path, target)
+                except OSError:
+                    shutil.copyfile(before.root / path, target)
+            for path, data in writes.items():
+                if data is not None:
+                    _write(snapshot.root, path, data, made)
+
+        snapshot._pending = write
         return snapshot
 
 
