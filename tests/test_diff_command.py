@@ -322,3 +322,36 @@ def test_a_cache_that_is_a_link_or_a_fifo_is_not_used_and_nothing_hangs(statuses
             (cache / "summaries").unlink()
         else:
             shutil.rmtree(cache / "summaries")
+
+
+def test_the_nested_self_reference_set_binding_writes_is_broken_with_infinite_recursion(make_repo, run_cli):
+    """set-binding with `where = "every"` (run by `pinshift apply`, committed) on a torchvision recipe that builds its
+    PyTorch inline: the nested overrideAttrs now refers to itself."""
+    require_nix()
+    root = make_repo(fixture_files("nested"))
+    git(root, "checkout", "-q", "-b", "every")
+    applied = run_cli("apply", "set-binding", "--set", "path=propagatedBuildInputs", "--set",
+                      "value=(oldAttrs.propagatedBuildInputs or [ ]) ++ [ customPytorch.out ]", "--set", "where=every",
+                      str(root / PKGS))
+    assert applied.exit_code == 0, applied
+    git(root, "commit", "-qam", "propagate")
+    result = run_cli("diff", "main", "every", "--repo", str(root), "--format", "json")
+    assert result.exit_code == 1
+    [recipe] = validate(result.stdout)["recipes"]
+    assert (recipe["status"], recipe["error"]) == (
+        "broken", "infinite recursion encountered (while evaluating propagatedBuildInputs)")
+
+
+def test_the_schema_is_a_valid_json_schema_and_holds_the_report_to_it():
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+    valid = {"schema": "pinshift.diff/1", "base": {"ref": "a", "commit": "1" * 40}, "target": {"ref": "b", "commit": "2" * 40},
+             "counts": {s: 0 for s in ("broken", "changed", "fixed", "failing", "added", "removed", "same")},
+             "recipes": [{"path": "x.nix", "status": "same", "changes": []}], "groups": [],
+             "evaluation": {"evaluated": 0, "remembered": 0, "calls": 0}}
+    jsonschema.validate(valid, SCHEMA)
+    for broken in ({**valid, "schema": "pinshift.diff/2"},
+                   {**valid, "recipes": [{"path": "x.nix", "status": "gone", "changes": []}]},
+                   {**valid, "recipes": [{"path": "x.nix", "status": "same"}]},
+                   {**valid, "extra": 1}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(broken, SCHEMA)
