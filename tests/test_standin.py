@@ -352,3 +352,16 @@ def test_evaluation_is_offline_with_every_proxy_pointing_nowhere(tmp_path, monke
     got = summary(tmp_path, {"x.nix": text}, "x.nix")
     assert got == json.loads((EXPECTED / "seed-sm90-avx512.json").read_text())
     assert os.environ["NIX_PATH"] == "nixpkgs=/nonexistent"  # the caller's environment is left as it was
+
+
+def test_the_machines_nix_configuration_does_not_change_the_answer(tmp_path, monkeypatch):
+    """A nix.conf with `pure-eval = true` (where fetchTarball without a hash and absolute paths are refused) in
+    NIX_CONF_DIR and the user's files: every call runs with an empty configuration directory instead."""
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "nix.conf").write_text("pure-eval = true\nrestrict-eval = true\n")
+    monkeypatch.setenv("NIX_CONF_DIR", str(conf))
+    monkeypatch.setenv("NIX_USER_CONF_FILES", str(conf / "nix.conf"))
+    text = render_recipe(Variant("90", "avx512"))
+    got = summary(tmp_path, {"x.nix": text}, "x.nix")
+    assert got == json.loads((EXPECTED / "seed-sm90-avx512.json").read_text())

@@ -107,10 +107,14 @@ def nix_path(path: Path | str) -> str:
     return f"(/. + {nix_string(str(path))})"
 
 
-def offline_environment() -> dict[str, str]:
-    """The environment of every call: no search path, no proxy to reach anything through."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("NIX_") or key == "NIX_STATE_DIR"}
+def offline_environment(conf_dir: Path | None = None) -> dict[str, str]:
+    """The environment of every call: no search path, and (with `conf_dir`, an empty directory) no nix.conf of the
+    machine's or the user's, so a recipe evaluates the same everywhere."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("NIX_")}
     env["NIX_PATH"] = ""
+    if conf_dir is not None:
+        env["NIX_CONF_DIR"] = str(conf_dir)
+        env["NIX_USER_CONF_FILES"] = str(conf_dir / "nix.conf")  # absent: no user configuration either
     return env
 
 
@@ -171,7 +175,8 @@ def _parse(stderr: str) -> _Run:
 class _Calls:
     """Running nix-instantiate processes, so that an interrupt stops every one of them."""
 
-    def __init__(self):
+    def __init__(self, conf_dir: Path | None = None):
+        self.conf_dir = conf_dir
         self.lock = threading.Lock()
         self.running: set[subprocess.Popen] = set()
         self.stopped = False
@@ -182,7 +187,7 @@ class _Calls:
             if self.stopped:
                 raise KeyboardInterrupt
             process = subprocess.Popen(words, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                       stderr=subprocess.PIPE, env=offline_environment())
+                                       stderr=subprocess.PIPE, env=offline_environment(self.conf_dir))
             self.running.add(process)
         try:
             try:
@@ -218,7 +223,9 @@ class Evaluator:
         self.roots = list(roots)
         self.timeout = timeout if timeout is not None else configured_timeout()
         self.workers = workers or _cores()
-        self.calls = _Calls()
+        conf_dir = scratch / "nix-conf"
+        conf_dir.mkdir(exist_ok=True)
+        self.calls = _Calls(conf_dir)
         self.calls_made = 0
 
     def evaluate(self, jobs: Sequence[Job]) -> list[Evaluation]:
