@@ -297,3 +297,20 @@ def test_declared_patterns_take_the_steps_parameters():
 ])
 def test_a_change_is_intended_when_a_declared_pattern_covers_it(change, patterns, left):
     assert (unintended([change], patterns) == [change]) is left
+
+
+def test_the_section_shows_ten_groups_and_counts_the_rest(make_repo, run_cli, tmp_path):
+    """Twelve recipes each changed its own way by a replace-in-strings step: ten lines and one that counts the
+    other two (--verbose: all twelve)."""
+    require_nix()
+    files = {f"{PKGS}/r{n:02}.nix": f'{{ pname = "r{n:02}"; description = "old {n:02}"; }}\n' for n in range(12)}
+    root = make_repo(files)
+    steps = ('[[steps]]\nkind = "replace-in-strings"\ntitle = "new"\n[steps.params]\npaths = ["description"]\n'
+             'old = "old"\nnew = "new"\n')
+    args = ("migrate", recipe(tmp_path, steps), "--repo", str(root), "--from", "main", "--branch", "next", "--dry-run")
+    section = run_cli(*args).stdout.split("What the recipes build\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert len(section) == 11
+    assert section[0] == f"{PKGS}/r00.nix: value.description old 00 → new 00; nothing else"
+    assert section[10] == "… and 2 more groups of 2 recipes (--verbose or --format json lists them)"
+    verbose = run_cli(*args, "--verbose").stdout.split("What the recipes build\n", 1)[1].split("\n\n", 1)[0]
+    assert len(verbose.splitlines()) == 12

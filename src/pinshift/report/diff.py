@@ -156,16 +156,23 @@ def render(result, fmt: str | None, verbose: bool = False) -> str:
 # --- migrate: "What the recipes build" ------------------------------------------------------------------------------
 
 
+SHOWN_GROUPS = 10  # groups of recipes the text section shows without --verbose (a summary fits a screen)
+
+
 def builds_lines(builds, verbose: bool = False) -> list[str]:
-    """The section's lines for the text report (and migrate's summary): one per group, then the notes."""
+    """The section's lines for the text report (and migrate's summary): one per group (the first SHOWN_GROUPS
+    without `verbose`), then the notes."""
     if builds is None:
         return []
     lines = []
     if builds.checked:
-        for found in group(builds.recipes, builds.keys):
-            if found.status == "same":
-                continue
+        groups = [found for found in group(builds.recipes, builds.keys) if found.status != "same"]
+        for found in groups if verbose else groups[:SHOWN_GROUPS]:
             lines.extend(group_line(found, verbose))
+        if not verbose and len(groups) > SHOWN_GROUPS:
+            rest = groups[SHOWN_GROUPS:]
+            lines.append(f"… and {len(rest)} more groups of {_recipes(sum(len(g.recipes) for g in rest))} "
+                         "(--verbose or --format json lists them)")
         if not any(diff.status != "same" for diff in builds.recipes):
             lines.append(f"{_recipes(len(builds.recipes))}: nothing changes")
     lines.extend(printable(f"note: {note}") for note in builds.notes)
