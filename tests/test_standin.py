@@ -365,3 +365,16 @@ def test_the_machines_nix_configuration_does_not_change_the_answer(tmp_path, mon
     text = render_recipe(Variant("90", "avx512"))
     got = summary(tmp_path, {"x.nix": text}, "x.nix")
     assert got == json.loads((EXPECTED / "seed-sm90-avx512.json").read_text())
+
+
+@pytest.mark.parametrize("shape", [b"/* " * 20000, b'"' + b"a" * 40000, b"''" + b"x" * 40000, b"inherit (" * 8000,
+                                   b"inherit " * 8000 + b"with x;"])
+def test_reading_the_names_of_a_hostile_file_is_linear(shape):
+    """A comment, string or `inherit` never closed matches to the end of the file where it starts: the patterns never
+    scan ahead and fail at each of 10,000s of positions (counted: the matches a search makes, at most a handful)."""
+    from pinshift.checks import evaluation
+
+    data = shape + b" with pkgs; [ x ]"
+    assert len(evaluation._STRINGS.findall(data)) <= 2
+    assert len(evaluation._INHERITED.findall(data)) <= 1
+    names_of(data)  # finishes: the same patterns

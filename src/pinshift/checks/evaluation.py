@@ -71,10 +71,13 @@ class Job:
 _SELECTED = re.compile(rb"""\.\s*"?([A-Za-z_][A-Za-z0-9_'-]*)""")
 _FORMAL = re.compile(rb"""[{,]\s*([A-Za-z_][A-Za-z0-9_'-]*)\s*(?=[,?}@])""")
 _TESTED = re.compile(rb"""\?\s*"?([A-Za-z_][A-Za-z0-9_'-]*)""")
-_INHERITED = re.compile(rb"""inherit\s*(?:\([^)]*\))?([^;]*);""")
+# Every pattern below matches (never fails after scanning ahead) where it starts: an `inherit` without `;`, a string
+# or comment never closed, matches to the end of the file, so a search is linear in the file's size whatever it holds.
+_INHERITED = re.compile(rb"""\binherit\b([^;]*);?""")
+_SOURCE = re.compile(rb"""^\s*\([^)]*\)?""")
 _IDENTIFIER = re.compile(rb"""[A-Za-z_][A-Za-z0-9_'-]*""")
 _WITH = re.compile(rb"""\bwith\b""")
-_STRINGS = re.compile(rb"""''(?:[^']|'(?!'))*''|"(?:[^"\\]|\\.)*"|#[^\n]*|/\*(?:[^*]|\*(?!/))*\*/""", re.S)
+_STRINGS = re.compile(rb"""''(?:[^']|'(?!'))*(?:'')?|"(?:[^"\\]|\\[\s\S])*"?|#[^\n]*|/\*(?:[^*]|\*(?!/))*(?:\*/)?""")
 
 
 def names_of(data: bytes) -> set[str]:
@@ -82,7 +85,7 @@ def names_of(data: bytes) -> set[str]:
     in a file with a `with`, every identifier outside strings and comments (a variable `with pkgs;` supplies)."""
     found = set(_SELECTED.findall(data)) | set(_FORMAL.findall(data)) | set(_TESTED.findall(data))
     for listed in _INHERITED.findall(data):
-        found.update(_IDENTIFIER.findall(listed))
+        found.update(_IDENTIFIER.findall(_SOURCE.sub(b"", listed, count=1)))
     if _WITH.search(data):
         found.update(_IDENTIFIER.findall(_STRINGS.sub(b" ", data)))
     return {name.decode("ascii") for name in found if not name.startswith(b"__")}
