@@ -225,3 +225,22 @@ def test_nix_agrees_with_the_graph(tmp_path, files, ok):
     result = _eval(tmp_path / "tree", {}, main)
     assert (result.returncode == 0) is ok, result.stderr
     assert (graph.problems(main) == []) is ok
+
+
+# --- what the runner records, cheaply ---------------------------------------------------------------
+
+
+def test_a_file_graph_is_carried_over_edits_that_cannot_change_it():
+    from pinshift.edits import Edit
+    from pinshift.graph.tree import file_graph
+
+    text = b'{ lib }:\nlet\n  v = "1.0";\n  t = import ./t.nix { inherit lib; };\nin t\n'
+    doc = parse_document(text)
+    graph = file_graph(doc, placed=False)
+    version = text.index(b"1.0")
+    moved = graph.moved([Edit(version, version + 3, b"2.0.1")])  # elsewhere: the spans move by 2 bytes
+    assert moved == graph and moved.spans == tuple((s + 2 if s > version else s, e + 2) for s, e in graph.spans)
+    lib = text.index(b"lib;")
+    assert graph.moved([Edit(lib, lib + 3, b"lib2")]) is None  # inside the call's argument set
+    assert graph.moved([Edit(2, 5, b"lib, x")]) is None  # the function head
+    assert graph.moved([Edit(version, version + 3, b"./x")]) is None  # a `/` may start a new path literal

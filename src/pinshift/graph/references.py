@@ -28,15 +28,16 @@ Examples:
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from pinshift.syntax.document import Document
 from pinshift.syntax.queries import name_of
 
-# where a relative path literal can begin: a run of path characters ending in `/`, not inside a longer
-# word, a URL (`https://`), `$out/…`, `${x}/…` or `~/…`
-_CANDIDATE = re.compile(rb"(?<![A-Za-z0-9._+\-/:~$}])[A-Za-z0-9._+\-]*/")
+# where a relative path literal can begin: a run of path characters ending in a `/`, not preceded by another
+# `/` or by what makes it a URL (`https://`), `$out/…`, `${x}/…` or `~/…`
+_PATH_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._+-"
+_NOT_BEFORE = frozenset(b"/:~$}")
+_LOOK_BACK = 256  # bytes a literal's first component may have: a longer run is no literal pinshift follows
 # what a computed path climbs through on its way to the import that uses it
 _COMPUTED = ("binary_expression", "parenthesized_expression", "interpolation", "string_expression",
              "indented_string_expression")
@@ -89,25 +90,53 @@ class Reference:
         return {"import": "imports", "callPackage": "calls"}.get(self.how, "names")
 
 
-def references(doc: Document) -> tuple[Reference, ...]:
-    """Every reference `doc` makes, in source order (see the module docstring)."""
-    spots = [(m.start(), m.end()) for m in _CANDIDATE.finditer(doc.data)]
+def _spots(data: bytes) -> list[tuple[int, int]]:
+    """The byte ranges (first component and its `/`) where a relative path literal may start.
+
+    Found from each `/` by one strip of the path characters before it (no pattern tried at every
+    byte: a file's slashes are few, its words many)."""
+    spots = []
+    slash = data.find(b"/")
+    while slash >= 0:
+        window = data[max(0, slash - _LOOK_BACK):slash]
+        start = slash - (len(window) - len(window.rstrip(_PATH_CHARS)))
+        if start == 0 or data[start - 1] not in _NOT_BEFORE:
+            spots.append((start, slash + 1))
+        slash = data.find(b"/", slash + 1)
+    return spots
+
+
+def references(doc: Document, placed: bool = True) -> tuple[Reference, ...]:
+    """Every reference `doc` makes, in source order (see the module docstring); without `placed`, lines and
+    columns are left 0 (what a comparison needs, cheaper)."""
+    return tuple(reference for reference, _ in references_and_spans(doc, placed))
+
+
+def references_and_spans(doc: Document, placed: bool = True) -> list[tuple[Reference, tuple[int, int]]]:
+    """Each reference with the byte range an edit must leave alone for it to stay the same reference:
+    the literal, and for a call everything from the function called to the end of its argument set."""
+    spots = _spots(doc.data)
     if not spots:
-        return ()
+        return []
     ancestry = doc.ancestry
-    found: dict[int, Reference] = {}
+    found: dict[int, tuple[Reference, tuple[int, int]]] = {}
+    position = doc.position if placed else _unplaced
     for node in ancestry.locate(spots):
         if node.type == "path_fragment":
             node = ancestry.parent(node)
         if node is None or node.type != "path_expression" or node.start_byte in found:
             continue
-        reference = _reference(doc, node)
-        if reference is not None:
-            found.setdefault(reference.start, reference)
-    return tuple(found[start] for start in sorted(found))
+        made = _reference(doc, node, position)
+        if made is not None:
+            found.setdefault(made[0].start, made)
+    return [found[start] for start in sorted(found)]
 
 
-def _reference(doc: Document, path) -> Reference | None:
+def _unplaced(offset: int) -> tuple[int, int]:
+    return (0, 0)
+
+
+def _reference(doc: Document, path, position) -> tuple[Reference, tuple[int, int]] | None:
     ancestry = doc.ancestry
     text = doc.text(path).decode("utf-8", "surrogateescape")
     if text.startswith("/"):
@@ -117,13 +146,12 @@ def _reference(doc: Document, path) -> Reference | None:
     if parent is not None and parent.type == "apply_expression" and _same(parent.child_by_field_name("argument"), outer):
         how = _caller(doc, ancestry, parent.child_by_field_name("function"))
         if how is not None:
-            return _call(doc, how, path, parent, computed=interpolated)
-    if interpolated:
-        return _computed_call(doc, path)
-    computed = _computed_call(doc, path)
-    if computed is not None:
+            return _call(doc, how, path, parent, interpolated, position)
+    computed = _computed_call(doc, path, position)
+    if computed is not None or interpolated:
         return computed
-    return Reference(text, "path", None, False, path.start_byte, path.end_byte, *doc.position(path.start_byte))
+    reference = Reference(text, "path", None, False, path.start_byte, path.end_byte, *position(path.start_byte))
+    return reference, (path.start_byte, path.end_byte)
 
 
 def _climb_parentheses(ancestry, node):
@@ -167,19 +195,21 @@ def _caller(doc: Document, ancestry, function) -> str | None:
     return None
 
 
-def _call(doc: Document, how: str, path, call, computed: bool) -> Reference:
+def _call(doc: Document, how: str, path, call, computed: bool, position) -> tuple[Reference, tuple[int, int]]:
     """The reference a call `how path` makes, with the argument set an enclosing application passes."""
     ancestry = doc.ancestry
     outer, parent = _climb_parentheses(ancestry, call)
-    arguments = None
+    arguments, end = None, call.end_byte
     if parent is not None and parent.type == "apply_expression" and _same(parent.child_by_field_name("function"), outer):
-        arguments = _arguments(doc, parent.child_by_field_name("argument"))
-    start, end = path.start_byte, path.end_byte
-    return Reference(doc.text(path).decode("utf-8", "surrogateescape"), how, arguments, computed, start, end,
-                     *doc.position(start))
+        arguments = _arguments(doc, parent.child_by_field_name("argument"), position)
+        end = parent.end_byte
+    start = path.start_byte
+    reference = Reference(doc.text(path).decode("utf-8", "surrogateescape"), how, arguments, computed, start,
+                          path.end_byte, *position(start))
+    return reference, (call.start_byte, end)
 
 
-def _computed_call(doc: Document, path) -> Reference | None:
+def _computed_call(doc: Document, path, position) -> tuple[Reference, tuple[int, int]] | None:
     """The call a path literal is part of the computed argument of (`import (./. + "/x.nix")`), else None."""
     ancestry = doc.ancestry
     node, parent = path, ancestry.parent(path)
@@ -194,12 +224,13 @@ def _computed_call(doc: Document, path) -> Reference | None:
     how = _caller(doc, ancestry, parent.child_by_field_name("function"))
     if how is None:
         return None
-    reference = _call(doc, how, path, parent, computed=True)
+    reference, span = _call(doc, how, path, parent, True, position)
     text = doc.text(node).decode("utf-8", "surrogateescape")
-    return Reference(text, how, reference.arguments, True, node.start_byte, node.end_byte, *doc.position(node.start_byte))
+    return Reference(text, how, reference.arguments, True, node.start_byte, node.end_byte,
+                     *position(node.start_byte)), span
 
 
-def _arguments(doc: Document, expression) -> Arguments:
+def _arguments(doc: Document, expression, position) -> Arguments:
     """The names an argument expression passes (`open` unless it is an attrset literal with plain names)."""
     while expression is not None and expression.type == "parenthesized_expression":
         expression = expression.child_by_field_name("expression")
@@ -207,7 +238,7 @@ def _arguments(doc: Document, expression) -> Arguments:
         return Arguments((), True)
     start, end = expression.start_byte, expression.end_byte
     if expression.type not in _ATTRSETS:
-        return Arguments((), True, start, end, (doc.position(start),))
+        return Arguments((), True, start, end, (position(start),))
     names, places, open_ = [], [], False
     binding_set = next((c for c in expression.named_children if c.type == "binding_set"), None)
     for item in binding_set.named_children if binding_set is not None else ():
@@ -219,7 +250,7 @@ def _arguments(doc: Document, expression) -> Arguments:
                 open_ = True
             elif name not in names:
                 names.append(name)
-                places.append(doc.position(attrs[0].start_byte))
+                places.append(position(attrs[0].start_byte))
         elif item.type in ("inherit", "inherit_from"):
             attrs = item.child_by_field_name("attrs")
             for attr in attrs.children_by_field_name("attr") if attrs is not None else ():
@@ -228,5 +259,5 @@ def _arguments(doc: Document, expression) -> Arguments:
                     open_ = True
                 elif name not in names:
                     names.append(name)
-                    places.append(doc.position(attr.start_byte))
-    return Arguments(tuple(names), open_, start, end, tuple(places) or (doc.position(start),))
+                    places.append(position(attr.start_byte))
+    return Arguments(tuple(names), open_, start, end, tuple(places) or (position(start),))

@@ -51,6 +51,15 @@ class Signature:
         return not self.set_pattern or self.ellipsis or name in self.formals
 
 
+def head_span(doc: Document) -> tuple[int, int] | None:
+    """The bytes of the file's function head (from its start to its body), or None when it has none."""
+    node = value_expression(doc)
+    if node is None or node.type != "function_expression":
+        return None
+    body = node.child_by_field_name("body")
+    return node.start_byte, body.start_byte if body is not None else node.end_byte
+
+
 def value_expression(doc: Document):
     """The node of the file's value: its top expression through let, with, assert and parentheses."""
     node = doc.root.child_by_field_name("expression")
@@ -61,13 +70,14 @@ def value_expression(doc: Document):
     return node
 
 
-def signature(doc: Document) -> Signature | None:
-    """The Signature of the function `doc`'s value is, or None when it is not a function."""
+def signature(doc: Document, placed: bool = True) -> Signature | None:
+    """The Signature of the function `doc`'s value is, or None when it is not a function; without `placed`,
+    no line, column or head text (what a comparison needs, cheaper)."""
     node = value_expression(doc)
     if node is None or node.type != "function_expression":
         return None
     formals = node.child_by_field_name("formals")
-    line, column = doc.position(node.start_byte)
+    line, column = doc.position(node.start_byte) if placed else (0, 0)
     if formals is None:
         universal = node.child_by_field_name("universal")
         head = doc.text(universal).decode("utf-8", "surrogateescape") if universal is not None else "x"
@@ -82,6 +92,8 @@ def signature(doc: Document) -> Signature | None:
         if formal.child_by_field_name("default") is None:
             required.append(name)
     ellipsis = formals.child_by_field_name("ellipses") is not None
+    if not placed:
+        return Signature(tuple(names), tuple(required), ellipsis, True)
     body = node.child_by_field_name("body")
     end = body.start_byte if body is not None else node.end_byte
     head = " ".join(doc.data[node.start_byte:end].decode("utf-8", "surrogateescape").split())

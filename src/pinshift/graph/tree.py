@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pinshift.errors import PinshiftError
 from pinshift.files.content import SkippedFile
 from pinshift.graph.paths import PathIndex, Target, target
-from pinshift.graph.references import Reference, references
-from pinshift.graph.signature import Signature, signature
+from pinshift.graph.references import Reference, references, references_and_spans
+from pinshift.graph.signature import Signature, head_span, signature
 from pinshift.syntax.document import Document, parse_document
 
 NAMES_SHOWN = 3  # argument names a message lists before "and N more"
@@ -44,16 +44,38 @@ class FileGraph:
 
     Small and plain (picklable, comparable): the runner records one before and after each step that
     changes either, where the file is planned. Equal when the head and references say the same,
-    wherever they sit in the file.
+    wherever they sit in the file. `spans` are the byte ranges an edit must leave alone for the
+    FileGraph to stay the same (the head, each reference's literal or call): see `moved`.
     """
 
     signature: Signature | None
     references: tuple[Reference, ...]
+    spans: tuple[tuple[int, int], ...] = field(default=(), compare=False, repr=False)
+
+    def moved(self, edits) -> FileGraph | None:
+        """This FileGraph after `edits` (sorted, not overlapping: what was applied) when none of them can change
+        it, its spans moved by the edits before them; None when one may (it touches a span, or writes a `/`,
+        which may start a new path literal): then the file must be read again."""
+        if any(b"/" in edit.replacement for edit in edits):
+            return None
+        spans, moved, shift, index = self.spans, [], 0, 0
+        for start, end in spans:
+            while index < len(edits) and edits[index].end < start:
+                shift += len(edits[index].replacement) - (edits[index].end - edits[index].start)
+                index += 1
+            if index < len(edits) and edits[index].start <= end:
+                return None  # an edit touches or overlaps this span
+            moved.append((start + shift, end + shift))
+        return FileGraph(self.signature, self.references, tuple(moved))
 
 
-def file_graph(doc: Document) -> FileGraph:
-    """The FileGraph of a parsed Nix file (linear in the file; see references.py)."""
-    return FileGraph(signature(doc), references(doc))
+def file_graph(doc: Document, placed: bool = True) -> FileGraph:
+    """The FileGraph of a parsed Nix file (linear in the file; see references.py); without `placed`, no lines,
+    columns or head text (what a comparison needs)."""
+    found = references_and_spans(doc, placed)
+    head = head_span(doc)
+    spans = sorted([span for _, span in found] + ([head] if head is not None else []))
+    return FileGraph(signature(doc, placed), tuple(reference for reference, _ in found), tuple(spans))
 
 
 @dataclass(frozen=True)

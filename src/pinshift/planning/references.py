@@ -110,7 +110,7 @@ def _step_problems(tree: StepTree, changed: Mapping[str, FileChange], gone: Mapp
         for reference in before.references:
             named = resolve(origin, reference.literal)
             earlier.setdefault((reference.how, renamed.get(named, named)), []).append(reference)
-        for reference in after.references:
+        for reference in graph.references(path):  # read again here: placed, for the messages
             if reference.computed:
                 continue
             named = resolve(path, reference.literal)

@@ -271,9 +271,9 @@ def process_file(path: str, data: bytes, jobs: Sequence[StepJob]) -> list[FileCh
             change.edits = _applied(doc, edits)
             change.hunks = changed_lines(change, doc.data, result.data)  # here, in the worker: bytes at hand
             derive(change, last)
-            if language == "nix":
-                before = shape if shape is not None else file_graph(doc)
-                shape = file_graph(result)
+            if language == "nix":  # the function head and references, read again only where an edit may change them
+                before = shape if shape is not None else file_graph(doc, placed=False)
+                shape = before.moved(edits) or file_graph(result, placed=False)
                 if op is not None or shape != before:
                     change.graph = (before, shape)
             last, doc = change, result
@@ -281,7 +281,7 @@ def process_file(path: str, data: bytes, jobs: Sequence[StepJob]) -> list[FileCh
             change.outcome = Outcome.CHANGED
             change.before = change.after = doc.data
             if language == "nix":
-                shape = shape if shape is not None else file_graph(doc)
+                shape = shape if shape is not None else file_graph(doc, placed=False)
                 change.graph = (shape, shape)
         results.append(change)
     return results
