@@ -239,7 +239,8 @@ def test_a_file_graph_is_carried_over_edits_that_cannot_change_it():
     graph = file_graph(doc, placed=False)
     version = text.index(b"1.0")
     moved = graph.moved([Edit(version, version + 3, b"2.0.1")])  # elsewhere: the spans move by 2 bytes
-    assert moved == graph and moved.spans == tuple((s + 2 if s > version else s, e + 2) for s, e in graph.spans)
+    assert moved == graph and moved.spans == tuple((s + 2, e + 2) if s > version else (s, e) for s, e in graph.spans)
+    assert graph.spans[0] == (0, 9) and moved.spans[1][0] == graph.spans[1][0] + 2
     lib = text.index(b"lib;")
     assert graph.moved([Edit(lib, lib + 3, b"lib2")]) is None  # inside the call's argument set
     assert graph.moved([Edit(2, 5, b"lib, x")]) is None  # the function head
