@@ -679,7 +679,7 @@ def plan_references(graph, params: Params, ops, selected) -> ReferencePlan:
         path = pending.pop()
         if path in converting and not converts(path):
             converting.discard(path)
-            pending.extend(sorted(callers_of.get(path, ()) & converting))
+            pending.extend(sorted(callers_of.get(path, set()) & converting))
     for path in calls:
         found.files[path] = facts(path)
     return found

@@ -125,10 +125,10 @@ def _step_problems(tree: StepTree, changed: Mapping[str, FileChange], gone: Mapp
     for source, reference, callee in graph.referrers(heads):  # callers of a function head the step changed
         if source in looked:
             continue
-        before, after = heads[callee]
+        before = heads[callee][0]
         if argument_problems(source, reference, callee, before.signature):
             continue  # it did not fit the old head either
-        for problem in argument_problems(source, reference, callee, after.signature):
+        for problem in argument_problems(source, reference, callee, graph.signature(callee)):
             add(problem)
     for source, reference, target in graph.referrers(gone):  # references to paths the step took away
         if source in looked or (source, target) in allowed:
