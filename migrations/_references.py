@@ -20,8 +20,6 @@ from pinshift.steps.kind import ReferencePlan, StepOutput
 _EDGE = rb"A-Za-z0-9_\-"
 _TOKEN = re.compile(rb"[" + _EDGE + rb"]+")
 
-WHAT = {"import": "import", "callPackage": "callPackage", "path": "path"}
-
 
 @dataclass(frozen=True)
 class Rewrite:
@@ -34,10 +32,10 @@ class Rewrite:
 
 
 def follows(how: str, what: str) -> str:
-    """`import of a renamed recipe follows it`, `path to a renamed file follows it`."""
+    """`import of a renamed recipe follows it` (by `import` or `callPackage`), `path to a renamed file follows it`."""
     if how == "path":
         return f"path to a {what} file follows it"
-    return f"{WHAT[how]} of a {what} recipe follows it"
+    return f"import of a {what} recipe follows it"
 
 
 def renamed_references(graph, ops) -> ReferencePlan:
@@ -73,10 +71,29 @@ def cloned_references(graph, ops) -> ReferencePlan:
                 facts.append(Rewrite(reference.start, reference.end, literal, follows(reference.how, "cloned")))
             elif named.state == "file" and reference.how != "path":
                 facts.append(Rewrite(reference.start, reference.end, "",
-                                     f"{reference.verb} a recipe this step does not clone: the clone {reference.verb} "
-                                     "the original"))
+                                     "refers to a recipe this step does not clone: the clone refers to the original"))
         if facts:
             found.files[clone] = tuple(facts)
+    return found
+
+
+def computed_references(graph, what: str) -> list[tuple[str, int, int, str]]:
+    """(path, line, column, note) for each import or callPackage of a computed path in a Nix file of the tree
+    (`import (./. + "/x.nix")`): pinshift cannot tell which file it names, so a person must check it does not
+    name one this step takes away. Only files spelling both `./` and a call are parsed."""
+    found, paths = [], graph.nix_paths()
+    prefetch = getattr(graph.tree, "prefetch", None)
+    if prefetch is not None and paths:
+        prefetch(paths)
+    for path in paths:
+        data = graph.data(path)
+        if data is None or b"./" not in data or (b"import" not in data and b"callPackage" not in data):
+            continue
+        for reference in graph.references(path):
+            if reference.computed:
+                found.append((path, reference.line, reference.column,
+                              f"{reference.how} of a computed path: not followed; check by hand that it names no "
+                              f"file this step {what}"))
     return found
 
 

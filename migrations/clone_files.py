@@ -14,8 +14,8 @@ is inserted into the attrset `overrideAttrs` returns, or a warning says it could
 References: in a copy, a path literal naming a file cloned in the same step names that file's
 copy (`import ./pytorch-…-sm75-avx.nix` in the SM70 torchvision copy becomes `import
 ./pytorch-…-sm70-avx.nix`: the clone of the same variant); one naming a file not cloned stays
-as it is (the copy uses the original), and the report says so once, grouped (`3 files: imports a
-recipe this step does not clone: the clone imports the original`). Files that refer to a source
+as it is (the copy uses the original), and the report says so once, grouped (`3 files: refers
+to a recipe this step does not clone: the clone refers to the original`). Files that refer to a source
 keep referring to it. After the step, no reference may name a missing file.
 
 What it never touches: the source file, and every other byte of the copy.

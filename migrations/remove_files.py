@@ -13,7 +13,8 @@ References: a file that another file keeps referring to (`import ./x.nix`, `call
                     one outside the recipe's files is refused instead;
   "allow-dangling"  the files are removed and each reference left naming nothing is a warning
                     (`--strict` fails on it): for a recipe whose later step rewrites them.
-Text that names a removed file outside Nix (a README row) is noted, never changed.
+Text that names a removed file outside Nix (a README row) is noted, never changed; so is an
+import of a computed path (`import (./. + "/x.nix")`), which pinshift cannot follow.
 
 What it never touches: any other file. A file that is already gone is simply not there
 to select, so a second run changes nothing.
@@ -47,7 +48,7 @@ from typing import Literal
 from pinshift.files import fileops
 from pinshift.errors import ParamError
 from pinshift.files.globs import matches
-from pinshift.migrations._references import text_mentions
+from pinshift.migrations._references import computed_references, text_mentions
 from pinshift.steps.kind import ReferencePlan, StepContext, StepOutput
 
 NAME = "remove-files"
@@ -103,7 +104,9 @@ def plan_references(graph, params: Params, ops, selected) -> ReferencePlan:
                                       f"{reference.verb} it ({reference.literal}); remove that file too (set "
                                       "references = \"remove-too\"), or set references = \"allow-dangling\" to leave "
                                       "the reference naming no file")
-    found.notes.extend(text_mentions(graph, sorted(removed), "removed"))
+    if removed:
+        found.notes.extend(text_mentions(graph, sorted(removed), "removed"))
+        found.notes.extend(computed_references(graph, "removes"))
     return found
 
 

@@ -23,7 +23,8 @@ file name changes (`./x.nix`, `../pkgs/x.nix`: the directory part stays; `./dir`
 `dir/default.nix` becomes `./dir/<new name>`). The report groups them under the step:
 `4 files: import of a renamed recipe follows it`. Never touched: text that names a renamed
 file outside Nix (a README row, a Flox manifest): noted once, grouped, for a later step; a
-computed path (`import (./. + "/x.nix")`), which pinshift never guesses at. A file outside the
+computed path (`import (./. + "/x.nix")`), which pinshift never guesses at (noted: check it by
+hand). A file outside the
 recipe's files that refers to a renamed file is refused, naming both (exit 1): add it to the
 recipe's files. After the step, no reference may name a missing file (docs/migration-steps.md).
 
@@ -64,7 +65,7 @@ from dataclasses import dataclass
 
 from pinshift.files import fileops
 from pinshift.migrations._file_names import Naming, self_reference_edits, stem
-from pinshift.migrations._references import renamed_references, rewrite_edits, text_mentions
+from pinshift.migrations._references import computed_references, renamed_references, rewrite_edits, text_mentions
 from pinshift.steps.kind import ReferencePlan, StepContext, StepOutput
 
 NAME = "rename-files"
@@ -92,7 +93,10 @@ def plan_paths(paths, params: Params) -> list[fileops.FileOp]:
 def plan_references(graph, params: Params, ops, selected) -> ReferencePlan:
     """The files referring to a renamed file follow it (see the docstring); text mentions are noted."""
     found = renamed_references(graph, ops)
-    found.notes.extend(text_mentions(graph, [op.path for op in ops if op.action == "rename"], "renamed"))
+    renamed = [op.path for op in ops if op.action == "rename"]
+    if renamed:
+        found.notes.extend(text_mentions(graph, renamed, "renamed"))
+        found.notes.extend(computed_references(graph, "renames"))
     return found
 
 
