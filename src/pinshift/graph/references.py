@@ -36,6 +36,7 @@ from pinshift.syntax.queries import name_of
 # where a relative path literal can begin: a run of path characters ending in a `/`, not preceded by another
 # `/` or by what makes it a URL (`https://`), `$out/…`, `${x}/…` or `~/…`
 _PATH_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._+-"
+_PATH_SET = frozenset(_PATH_CHARS)
 _NOT_BEFORE = frozenset(b"/:~$}")
 _LOOK_BACK = 256  # bytes a literal's first component may have: a longer run is no literal pinshift follows
 # what a computed path climbs through on its way to the import that uses it
@@ -94,14 +95,16 @@ def _spots(data: bytes) -> list[tuple[int, int]]:
     """The byte ranges (first component and its `/`) where a relative path literal may start.
 
     Found from each `/` by one strip of the path characters before it (no pattern tried at every
-    byte: a file's slashes are few, its words many)."""
+    byte: a file's slashes are few, its words many). A `/` with no path character before it starts
+    no relative literal (`/abs`, `https://`, `${x}/y`)."""
     spots = []
     slash = data.find(b"/")
     while slash >= 0:
-        window = data[max(0, slash - _LOOK_BACK):slash]
-        start = slash - (len(window) - len(window.rstrip(_PATH_CHARS)))
-        if start == 0 or data[start - 1] not in _NOT_BEFORE:
-            spots.append((start, slash + 1))
+        if slash and data[slash - 1] in _PATH_SET:
+            window = data[max(0, slash - _LOOK_BACK):slash]
+            start = slash - (len(window) - len(window.rstrip(_PATH_CHARS)))
+            if start == 0 or data[start - 1] not in _NOT_BEFORE:
+                spots.append((start, slash + 1))
         slash = data.find(b"/", slash + 1)
     return spots
 
