@@ -25,6 +25,7 @@ graph can see: never a problem.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -36,6 +37,7 @@ from pinshift.graph.signature import Signature, head_span, signature
 from pinshift.syntax.document import Document, parse_document
 
 NAMES_SHOWN = 3  # argument names a message lists before "and N more"
+_COMPONENT = re.compile(rb"[A-Za-z0-9._+\-]+")  # a path literal's components are runs of these, split by `/`
 
 
 @dataclass(frozen=True)
@@ -209,21 +211,20 @@ class ReferenceGraph:
                   ) -> list[tuple[str, Reference, str]]:
         """(source, reference, target) for every reference of a Nix file of the tree naming one of `targets`.
 
-        Only files whose bytes spell a target's name (or, for a `default.nix`, its directory's name or
-        a `./.`) are parsed. `within` limits the files searched.
+        Only files whose bytes hold a target's name as a whole run of path characters (or, for a
+        `default.nix`, its directory's name, `.` or `..`) are parsed: one pass over each file's bytes and
+        a set lookup per run, however many targets. `within` limits the files searched.
         """
         wanted = set(targets)
         if not wanted:
             return []
-        needles = set()
+        needles = set()  # the last component a literal naming a target must have (a set: any number of targets)
         for path in wanted:
             name = posixpath.basename(path)
             needles.add(name.encode("utf-8", "surrogateescape"))
             if name == "default.nix":
                 directory = posixpath.basename(posixpath.dirname(path))
-                if directory:
-                    needles.add(directory.encode("utf-8", "surrogateescape"))
-                needles.update((b"./.", b"/.."))
+                needles.update((directory.encode("utf-8", "surrogateescape"), b".", b".."))
         candidates = [p for p in self.nix_paths() if within is None or within(p)]
         prefetch = getattr(self.tree, "prefetch", None)
         if prefetch is not None and candidates:
@@ -232,7 +233,7 @@ class ReferenceGraph:
         for path in candidates:
             if path not in self._graphs:
                 data = self.data(path)
-                if data is None or not any(needle in data for needle in needles):
+                if data is None or needles.isdisjoint(_COMPONENT.findall(data)):
                     continue
             for reference in self.references(path):
                 named = self.target(path, reference)

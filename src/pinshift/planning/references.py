@@ -105,6 +105,8 @@ def _step_problems(tree: StepTree, changed: Mapping[str, FileChange], gone: Mapp
             continue
         looked.add(path)
         before, after = change.graph
+        if not after.references:
+            continue  # nothing it refers to (read where it was planned): not parsed again here
         origin = change.old_path or change.source or path
         earlier = {}
         for reference in before.references:
