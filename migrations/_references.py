@@ -54,7 +54,15 @@ def renamed_references(graph, ops) -> ReferencePlan:
         literal = moved_literal(reference.literal, moved[target], new_source)
         found.files.setdefault(new_source, ())
         found.files[new_source] += (Rewrite(reference.start, reference.end, literal, follows(reference.how, "renamed")),)
+    found.warnings.extend(unread(graph, "renames"))
     return found
+
+
+def unread(graph, what: str) -> list[tuple[str, int, int, str]]:
+    """A warning for each file that spells the name of a file this step moves or removes but has syntax problems:
+    its references cannot be read, so they are neither followed nor checked."""
+    return [(path, 0, 0, f"names a file this step {what}, but has syntax problems: its references cannot be read "
+                         "or followed; fix the file") for path in sorted(graph.unread)]
 
 
 def cloned_references(graph, ops) -> ReferencePlan:

@@ -48,7 +48,7 @@ from typing import Literal
 from pinshift.files import fileops
 from pinshift.errors import ParamError
 from pinshift.files.globs import matches
-from pinshift.migrations._references import computed_references, text_mentions
+from pinshift.migrations._references import computed_references, text_mentions, unread
 from pinshift.steps.kind import ReferencePlan, StepContext, StepOutput
 
 NAME = "remove-files"
@@ -104,6 +104,7 @@ def plan_references(graph, params: Params, ops, selected) -> ReferencePlan:
                                       f"{reference.verb} it ({reference.literal}); remove that file too (set "
                                       "references = \"remove-too\"), or set references = \"allow-dangling\" to leave "
                                       "the reference naming no file")
+    found.warnings.extend(unread(graph, "removes"))
     if removed:
         found.notes.extend(text_mentions(graph, sorted(removed), "removed"))
         found.notes.extend(computed_references(graph, "removes"))

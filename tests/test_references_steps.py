@@ -298,3 +298,12 @@ def test_an_already_pinned_callee_gets_the_arguments_it_takes(make_repo, run_cli
     result = migrate(run_cli, root, _pin())
     assert result.exit_code == 0, result
     assert show(root, "out", f"{PKGS}/c.nix").decode().endswith("in\nimport ./t.nix {}\n")
+
+
+def test_a_referring_file_with_syntax_problems_is_warned_about(make_repo, run_cli):
+    root = make_repo({"pkgs/x-old.nix": "{ }: 1\n", "pkgs/broken.nix": "{ a = import ./x-old.nix { }; b = ; }\n"})
+    result = migrate(run_cli, root, 'files = ["**/*.nix"]\n' + step("rename-files", **{"from": "-old", "to": "-new"}),
+                     "--dry-run", "--strict")
+    assert result.exit_code == 1
+    assert ("warning: pkgs/broken.nix: names a file this step renames, but has syntax problems: its references cannot "
+            "be read or followed; fix the file") in result.stdout

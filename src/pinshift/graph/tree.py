@@ -152,6 +152,7 @@ class ReferenceGraph:
                  editable: Callable[[str], bool] | None = None, shown: Callable[[str], str] = str):
         self.tree = tree
         self.shown = shown
+        self.unread: set[str] = set()  # files that spell a name `referrers` looked for but do not parse
         self._editable = editable
         self._index = index
         self._graphs: dict[str, FileGraph | None] = {}
@@ -235,6 +236,9 @@ class ReferenceGraph:
                 data = self.data(path)
                 if data is None or needles.isdisjoint(_COMPONENT.findall(data)):
                     continue
+            if self.graph_of(path) is None and self.data(path) is not None:
+                self.unread.add(path)  # a syntax problem: its references cannot be read
+                continue
             for reference in self.references(path):
                 named = self.target(path, reference)
                 if named.path in wanted:
