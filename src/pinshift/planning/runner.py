@@ -412,12 +412,13 @@ def _with_references(files: WorkingSet, job: StepJob, plan: StepPlan, ops: Seque
     if found.refusals:
         more = f" (and {len(found.refusals) - 1} more)" if len(found.refusals) > 1 else ""
         raise StepFailed(f"{job.label}: {found.refusals[0]}{more}; nothing was written")
-    for path, line, column, message in found.warnings:
-        plan.files.append(FileChange(path, Outcome.UNCHANGED, languages.language_for(path) or "",
-                                     warnings=[Warning(path, line, column, message)]))
-    for path, line, column, message in found.notes:
-        plan.files.append(FileChange(path, Outcome.UNCHANGED, languages.language_for(path) or "",
-                                     notes=[Warning(path, line, column, message)]))
+    findings: dict[str, FileChange] = {}  # one FileChange per file, holding its findings
+    for kind, items in (("warnings", found.warnings), ("notes", found.notes)):
+        for path, line, column, message in items:
+            if path not in findings:
+                findings[path] = FileChange(path, Outcome.UNCHANGED, languages.language_for(path) or "")
+            getattr(findings[path], kind).append(Warning(path, line, column, message))
+    plan.files.extend(findings.values())
     return replace(job, references=dict(found.files), dangling=frozenset(found.dangling)), dict(found.remove)
 
 
