@@ -307,3 +307,14 @@ def test_a_referring_file_with_syntax_problems_is_warned_about(make_repo, run_cl
     assert result.exit_code == 1
     assert ("warning: pkgs/broken.nix: names a file this step renames, but has syntax problems: its references cannot "
             "be read or followed; fix the file") in result.stdout
+
+
+def test_a_referring_file_the_steps_own_files_select_follows_the_rename(make_repo, run_cli):
+    files = dict(SM75)
+    files["nix/overlay.nix"] = "final: prev: { t = import ../.flox/pkgs/pytorch-python313-cuda12_9-sm75-avx.nix { }; }\n"
+    root = make_repo(files)
+    result = migrate(run_cli, root, step("rename-files", '[".flox/pkgs/*.nix", "nix/*.nix"]',
+                                         **{"from": "python313", "to": "python312"}))
+    assert result.exit_code == 0, result
+    assert show(root, "out", "nix/overlay.nix") == \
+        b"final: prev: { t = import ../.flox/pkgs/pytorch-python312-cuda12_9-sm75-avx.nix { }; }\n"

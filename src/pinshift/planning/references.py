@@ -29,7 +29,7 @@ from pinshift.planning.plan import FileChange, Outcome
 
 
 def tree_scope(globs: Sequence[str]) -> Callable[[str], bool]:
-    """Which files a step may edit for their references: the recipe's files (all, without globs)."""
+    """Which files a step may edit for their references: the recipe's files and the step's (all, without globs)."""
     if not globs:
         return lambda path: True
     return lambda path: matches(path, globs)
@@ -40,7 +40,8 @@ def tree_scope(globs: Sequence[str]) -> Callable[[str], bool]:
 
 def plan_references(files, job, ops: Sequence[Any]):
     """The kind's ReferencePlan for `job`, from the graph of `files` as the steps before it left them."""
-    graph = ReferenceGraph(files, editable=tree_scope(job.tree_globs))
+    scope = tuple(job.tree_globs) + tuple(job.globs) if job.tree_globs else ()
+    graph = ReferenceGraph(files, editable=tree_scope(scope))
     selected = [path for path in files.paths() if matches(path, job.globs)]
     return job.kind.plan_references(graph, job.params, ops, selected)
 
