@@ -90,9 +90,7 @@ def computed_references(graph, what: str) -> list[tuple[str, int, int, str]]:
     (`import (./. + "/x.nix")`): pinshift cannot tell which file it names, so a person must check it does not
     name one this step takes away. Only files spelling both `./` and a call are parsed."""
     found, paths = [], graph.nix_paths()
-    prefetch = getattr(graph.tree, "prefetch", None)
-    if prefetch is not None and paths:
-        prefetch(paths)
+    graph.prefetch(paths)
     for path in paths:
         data = graph.data(path)
         if data is None or b"./" not in data or (b"import" not in data and b"callPackage" not in data):

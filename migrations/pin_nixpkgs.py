@@ -636,6 +636,7 @@ def plan_references(graph, params: Params, ops, selected) -> ReferencePlan:
     head = _head_takes(params)
     chosen = [p for p in selected if p.endswith(".nix")]
     wanted = set(chosen)
+    graph.prefetch(chosen)
     calls: dict[str, list] = {}
     for path in chosen:
         data = graph.data(path)

@@ -205,6 +205,12 @@ class ReferenceGraph:
     def target(self, source: str, reference: Reference) -> Target:
         return target(source, reference.literal, reference.how, self.index, reference.computed)
 
+    def prefetch(self, paths) -> None:
+        """Let the tree read `paths` in one batch when it can (a commit's blobs), before they are read one by one."""
+        hook = getattr(self.tree, "prefetch", None)
+        if hook is not None and paths:
+            hook(list(paths))
+
     def nix_paths(self) -> list[str]:
         return [p for p in self.tree.paths() if p.endswith(".nix")]
 
@@ -227,9 +233,7 @@ class ReferenceGraph:
                 directory = posixpath.basename(posixpath.dirname(path))
                 needles.update((directory.encode("utf-8", "surrogateescape"), b".", b".."))
         candidates = [p for p in self.nix_paths() if within is None or within(p)]
-        prefetch = getattr(self.tree, "prefetch", None)
-        if prefetch is not None and candidates:
-            prefetch(candidates)
+        self.prefetch(candidates)
         found = []
         for path in candidates:
             if path not in self._graphs:
