@@ -124,9 +124,9 @@ def text_mentions(graph, paths, what: str) -> list[tuple[str, int, int, str]]:
     pattern = re.compile(rb"(?<![" + _EDGE + rb"])(?:" + b"|".join(map(re.escape, others)) + rb")(?![" + _EDGE + rb"])") \
         if others else None
     found = []
-    for path in graph.tree.paths():
-        if language_for(path) in (None, "nix"):
-            continue
+    texts = [path for path in graph.tree.paths() if language_for(path) not in (None, "nix")]
+    graph.prefetch(texts)
+    for path in texts:
         data = graph.data(path)
         if data is None:
             continue
