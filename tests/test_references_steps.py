@@ -318,3 +318,19 @@ def test_a_referring_file_the_steps_own_files_select_follows_the_rename(make_rep
     assert result.exit_code == 0, result
     assert show(root, "out", "nix/overlay.nix") == \
         b"final: prev: { t = import ../.flox/pkgs/pytorch-python312-cuda12_9-sm75-avx.nix { }; }\n"
+
+
+def test_text_naming_a_renamed_recipe_is_noted_never_changed(make_repo, run_cli):
+    manifest = '[install]\ntorch.pkg-path = "pytorch-python313-cuda12_9-sm75-avx"\n'
+    readme = "Build `pytorch-python313-cuda12_9-sm75-avx` (not `pytorch-python313-cuda12_9-sm75-avx2x`).\n"
+    root = make_repo(SM75 | {".flox/env/manifest.toml": manifest, "README.md": readme})
+    text = step("rename-files", **{"from": "python313", "to": "python312"})
+    result = migrate(run_cli, root, text, "--dry-run", "--verbose")
+    assert result.exit_code == 0, result
+    notes = [line for line in result.stdout.splitlines() if "mentions a renamed recipe" in line]
+    assert notes == ["note: .flox/env/manifest.toml:2:19: mentions a renamed recipe by name (text, not a Nix "
+                     "reference): left as it is",
+                     "note: README.md:1:8: mentions a renamed recipe by name (text, not a Nix reference): left as it is"]
+    assert migrate(run_cli, root, text).exit_code == 0
+    assert show(root, "out", ".flox/env/manifest.toml").decode() == manifest
+    assert show(root, "out", "README.md").decode() == readme
