@@ -11,6 +11,13 @@ bindings in the copy by binding path, anywhere in the file (a `let` binding such
 before anything runs; every binding at that path gets it; where the file has none, it
 is inserted into the attrset `overrideAttrs` returns, or a warning says it could not be.
 
+References: in a copy, a path literal naming a file cloned in the same step names that file's
+copy (`import ./pytorch-…-sm75-avx.nix` in the SM70 torchvision copy becomes `import
+./pytorch-…-sm70-avx.nix`: the clone of the same variant); one naming a file not cloned stays
+as it is (the copy uses the original), and the report says so once, grouped (`3 files: refers
+to a recipe this step does not clone: the clone refers to the original`). Files that refer to a source
+keep referring to it. After the step, no reference may name a missing file.
+
 What it never touches: the source file, and every other byte of the copy.
 
 A target that already exists: byte-identical to the planned copy, it is left as it is
@@ -60,7 +67,8 @@ from pinshift.errors import ParamError
 from pinshift.files.globs import matches
 from pinshift.migrations import set_binding
 from pinshift.migrations._file_names import Naming, self_reference_edits, stem
-from pinshift.steps.kind import StepContext, StepOutput
+from pinshift.migrations._references import cloned_references, rewrite_edits
+from pinshift.steps.kind import ReferencePlan, StepContext, StepOutput
 from pinshift.syntax.queries import find_bindings
 
 NAME = "clone-files"
@@ -100,12 +108,18 @@ def plan_paths(paths, params: Params) -> list[fileops.FileOp]:
     return [fileops.clone(path, target) for path, target in params.naming.targets(sources)]
 
 
+def plan_references(graph, params: Params, ops, selected) -> ReferencePlan:
+    """A copy's references to files cloned with it name their copies; others stay, noted."""
+    return cloned_references(graph, ops)
+
+
 def plan(doc, params: Params, context: StepContext) -> StepOutput:
     out = StepOutput()
     if not context.source:
         return out
     reason = f"{NAME}: {stem(context.source)} -> {stem(context.path)}"
     out.edits.extend(self_reference_edits(doc, context.source, context.path, reason))
+    rewrite_edits(out, context, NAME)
     for path, value in params.values.items():
         found = find_bindings(doc, path)
         for binding in found:

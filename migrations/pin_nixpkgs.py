@@ -44,14 +44,27 @@ Already pinned: a file whose top-level `let` already binds `name` is left alone 
 Companion recipes (torchvision, torchaudio) build on a sibling recipe of the same directory:
 `customPytorch = import ./pytorch-….nix { inherit python3Packages lib config; };` passes the
 Flox arguments on, or `callPackage ./pytorch-….nix { }` lets Flox's callPackage pass them. Once
-the sibling is pinned too, it takes `signature` and none of those arguments. With
-`companions = "import"`, such a call becomes `import ./pytorch-….nix {}` (an empty argument
-set written as it was: `{ }` stays `{ }`, pass-through arguments become `{}`): a relative
-`.nix` path, called by `import` or by a former formal `callPackage`, with arguments that only
-pass former formals on by their own names (`inherit lib;`, `lib = lib;`). Any other call is
-converted like the rest of the file. Use it when the step (or an earlier one) pins the siblings
-too: their old arguments would no longer fit. With the default "keep", the call is code like
-any other (a pass-through `inherit` then leaves the file unconverted, with its warning).
+the sibling is pinned, it takes `signature` and none of those arguments. `companions` says how
+such calls are converted:
+  "graph" (default)  the reference graph decides (pinshift.graph): a call of another file of the
+        tree passes only what that file's function takes after this step: `signature`'s names
+        for a file this step converts, its own head for any other (an already pinned sibling).
+        A call that only passes former formals on by their own names (`inherit lib;`,
+        `lib = lib;`) and passes none of them becomes `import ./pytorch-….nix {}` (an empty
+        `{ }` stays as written; a former formal `callPackage` of a converted file becomes
+        `import`), and the file is then converted like any other. Whether a file converts
+        depends on the files it calls, so the step first works out, over the graph, which
+        files convert together (a companion converts when its PyTorch recipe does). A file
+        it cannot convert that calls one it converts is refused with the reason (never left
+        calling it with arguments it no longer takes); a call passing some names the callee
+        still takes and some it does not is left for a person (the file is not converted).
+  "import"  the rule before the graph: every such call of a relative `.nix` path (by `import`
+        or a former formal `callPackage`) becomes `import ./x.nix {}`, whatever that file is:
+        use it when the siblings are pinned in another step or branch.
+  "keep"    a call is code like any other (a pass-through `inherit` then leaves the file with
+        its warning).
+After the step, no call may pass an argument its callee does not take: a file outside the
+step's `files` that calls a converted one with its old arguments stops the run, naming both.
 
 Revision: `rev` is the new pin, written into `url`. Give all 40 hex digits. An abbreviated `rev`
 is resolved, like pin-swap's `old`, against the full revisions the branch's own fetchers already
@@ -74,7 +87,7 @@ Parameters:
   map        table, optional. Former formal -> Nix expression replacing its references,
              e.g. { config = "nixpkgs_pinned.config" }.
   comment    str, optional. One line written as a `# comment` above the new binding.
-  companions  "keep" (default) or "import". How calls of sibling recipe files are converted (above).
+  companions  "graph" (default), "import" or "keep". How calls of other recipe files are converted (above).
 
 Example recipe step:
     [[steps]]
@@ -100,9 +113,11 @@ from typing import Literal
 
 from pinshift.edits import Edit
 from pinshift.errors import ParamError
+from pinshift.graph.references import references
+from pinshift.graph.signature import signature
 from pinshift.migrations._pin_nixpkgs_layout import binding_edit
 from pinshift.migrations.pin_swap import pin_sites
-from pinshift.steps.kind import StepContext, StepOutput
+from pinshift.steps.kind import ReferencePlan, StepContext, StepOutput
 from pinshift.syntax.document import parse_document
 from pinshift.syntax.queries import name_of, unwrap, walk
 from pinshift.syntax.scopes import Binder, binder_of, inherited_binder
@@ -149,7 +164,7 @@ class Params:
     hash: str | None = None
     map: dict[str, str] = field(default_factory=dict)
     comment: str | None = None
-    companions: Literal["keep", "import"] = "keep"
+    companions: Literal["graph", "import", "keep"] = "graph"
 
     def __post_init__(self) -> None:
         if not _HEX.match(self.rev.lower()):
@@ -199,6 +214,14 @@ class Params:
         if universal is not None:
             names.append(doc.text(universal).decode())
         return tuple(names)
+
+
+def _head_takes(params: Params) -> tuple[str, ...] | None:
+    """The names the new function head takes (None: any, with `...` or a plain argument)."""
+    found = signature(parse_document((params.head + ": null").encode()))
+    if found is None or not found.set_pattern or found.ellipsis:
+        return None
+    return found.formals
 
 
 def _head_function(head: str, doc=None):
@@ -295,8 +318,9 @@ def _inside(node, outer) -> bool:
 class _Conversion:
     """The edits turning one Flox-style file into a pinned one (or _LeaveFile)."""
 
-    def __init__(self, doc, params: Params, function, top_let):
+    def __init__(self, doc, params: Params, function, top_let, callees=None):
         self.doc, self.params, self.function, self.top_let = doc, params, function, top_let
+        self.callees: dict[int, Callee] = callees or {}  # companions = "graph": path literal's start -> its callee
         self.body = function.child_by_field_name("body")
         self.formals = {}
         formals = function.child_by_field_name("formals")
@@ -448,6 +472,58 @@ class _Conversion:
                 self.skipped.append(arguments)
         return edits
 
+    def _fitted_calls(self) -> list[Edit]:
+        """companions = "graph": a call of a file of the tree passing former formals on passes only what that
+        file takes after this step (`import ./x.nix {}`); the arguments are taken out of the conversion."""
+        doc, edits = self.doc, []
+        for call in walk(self.body, "apply_expression"):
+            inner = unwrap(call.child_by_field_name("function"))
+            arguments = unwrap(call.child_by_field_name("argument"))
+            if inner is None or inner.type != "apply_expression" or arguments is None \
+                    or arguments.type != "attrset_expression":
+                continue
+            caller = unwrap(inner.child_by_field_name("function"))
+            path = unwrap(inner.child_by_field_name("argument"))
+            if caller is None or path is None or path.type != "path_expression":
+                continue
+            fact = self.callees.get(path.start_byte)
+            passed = self._forwarded(arguments) if fact is not None and fact.takes is not None else None
+            if passed is None:
+                continue  # any other call is code like the rest of the file
+            dropped = [name for name in passed if name not in fact.takes]
+            if dropped and len(dropped) < len(passed):
+                kept = [name for name in passed if name in fact.takes]
+                raise _LeaveFile(arguments.start_byte, f"the call passes {', '.join(kept)}, which {fact.target} takes, "
+                                                       f"and {', '.join(dropped)}, which it does not take after this "
+                                                       "step: rewrite the call by hand; file not converted")
+            text = doc.text(path).decode("utf-8", "surrogateescape")
+            name = doc.text(caller).decode("utf-8", "surrogateescape")
+            binder = binder_of(doc, caller) if caller.type == "variable_expression" else None
+            by_formal = name == "callPackage" and binder is not None and binder.scope == self.function \
+                and binder.kind == "formal"
+            why = f"{NAME}: {name} {text} passes what {fact.target} takes after this step"
+            if by_formal and fact.converted:
+                edits.append(Edit(caller.start_byte, caller.end_byte, b"import", why))
+                self.skipped.append(caller)
+            if dropped:
+                edits.append(Edit(arguments.start_byte, arguments.end_byte, b"{}", why))
+                self.skipped.append(arguments)
+        return edits
+
+    def _forwarded(self, arguments) -> list[str] | None:
+        """The names an argument set passes when it only passes former formals on by their own names, else None."""
+        if not self._passes_formals_on(arguments):
+            return None
+        doc, names = self.doc, []
+        binding_set = arguments.named_children[0] if arguments.named_children else None
+        for item in binding_set.named_children if binding_set is not None else ():
+            if item.type == "inherit":
+                attrs = item.child_by_field_name("attrs")
+                names.extend(name_of(doc, a) or "" for a in attrs.children_by_field_name("attr"))
+            elif item.type == "binding":
+                names.append(doc.text(item.child_by_field_name("attrpath")).decode("utf-8", "surrogateescape"))
+        return names
+
     def _passes_formals_on(self, arguments) -> bool:
         """Whether an argument set only passes former formals on by their own names (or is empty)."""
         doc = self.doc
@@ -500,7 +576,10 @@ class _Conversion:
 
     def edits(self) -> list[Edit]:
         doc, params = self.doc, self.params
-        edits = self._sibling_calls() if params.companions == "import" else []
+        if params.companions == "graph":
+            edits = self._fitted_calls()
+        else:
+            edits = self._sibling_calls() if params.companions == "import" else []
         self._inherit_checks()
         self._capture_checks()
         for variable in walk(self.body, "variable_expression"):
@@ -523,9 +602,94 @@ class _Conversion:
         return edits
 
 
-def plan(doc, params: Params, context: StepContext) -> StepOutput:
-    if len(params.rev) < 40:
-        params = prepare(params, [doc])
+@dataclass(frozen=True)
+class Callee:
+    """companions = "graph": a call in a file of the step, as the graph sees it before the step.
+
+    `start` is the first byte of the called path literal, `target` the file it names, `takes` the
+    names that file's function takes after this step (None: any, or not known), `converted` whether
+    this step converts it.
+    """
+
+    start: int
+    target: str
+    takes: tuple[str, ...] | None
+    converted: bool
+
+
+_CALLS = re.compile(rb"\b(?:import|callPackage)\b")
+
+
+def needs_references(params: Params) -> bool:
+    return params.companions == "graph"
+
+
+def plan_references(graph, params: Params, ops, selected) -> ReferencePlan:
+    """Which files of the step convert, worked out together over the graph, and each call's callee.
+
+    A file converts when its own conversion succeeds given what its callees take after the step;
+    a callee converts when it is selected and converts. The largest set consistent with that is
+    found by taking every involved file first and dropping, one at a time, those that fail (then
+    re-checking only the files that call a dropped one): each file is converted at most once per
+    callee it loses.
+    """
+    found = ReferencePlan()
+    trial = dataclasses.replace(params, rev=params.rev.ljust(40, "0")) if len(params.rev) < 40 else params
+    head = _head_takes(params)
+    chosen = [p for p in selected if p.endswith(".nix")]
+    wanted = set(chosen)
+    graph.prefetch(chosen)
+    calls: dict[str, list] = {}
+    for path in chosen:
+        data = graph.data(path)
+        if data is None or not _CALLS.search(data):
+            continue
+        for reference in graph.references(path):
+            if reference.how == "path" or reference.computed or reference.arguments is None:
+                continue
+            named = graph.target(path, reference)
+            if named.state == "file":
+                calls.setdefault(path, []).append((reference, named.path))
+    if not calls:
+        return found
+    involved = set(calls) | {target for pairs in calls.values() for _, target in pairs if target in wanted}
+    callers_of: dict[str, set[str]] = {}
+    for path, pairs in calls.items():
+        for _, target in pairs:
+            callers_of.setdefault(target, set()).add(path)
+    converting = set(involved)
+
+    def facts(path: str) -> tuple[Callee, ...]:
+        out = []
+        for reference, target in calls.get(path, ()):
+            if target in converting:
+                out.append(Callee(reference.start, target, head, True))
+            else:
+                own = graph.signature(target)
+                takes = own.formals if own is not None and own.set_pattern and not own.ellipsis else None
+                out.append(Callee(reference.start, target, takes, False))
+        return tuple(out)
+
+    def converts(path: str) -> bool:
+        doc = graph.document(path)
+        if doc is None:
+            return False
+        out = _conversion(doc, trial, {fact.start: fact for fact in facts(path)})
+        return bool(out.edits) and not out.warnings
+
+    pending = sorted(involved)
+    while pending:
+        path = pending.pop()
+        if path in converting and not converts(path):
+            converting.discard(path)
+            pending.extend(sorted(callers_of.get(path, set()) & converting))
+    for path in calls:
+        found.files[path] = facts(path)
+    return found
+
+
+def _conversion(doc, params: Params, callees: dict) -> StepOutput:
+    """The conversion of one file (edits), or why it is left (a warning) or already pinned (a note)."""
     out = StepOutput()
     top = _top_expression(doc)
     function = top if top is not None and top.type == "function_expression" else None
@@ -543,7 +707,39 @@ def plan(doc, params: Params, context: StepContext) -> StepOutput:
                                       "not converted")
         return out
     try:
-        out.edits.extend(_Conversion(doc, params, function, top_let).edits())
+        out.edits.extend(_Conversion(doc, params, function, top_let, callees).edits())
     except _LeaveFile as leave:
         out.warn(leave.offset, leave.message)
     return out
+
+
+def plan(doc, params: Params, context: StepContext) -> StepOutput:
+    if len(params.rev) < 40:
+        params = prepare(params, [doc])
+    callees = {fact.start: fact for fact in context.references if isinstance(fact, Callee)}
+    out = _conversion(doc, params, callees)
+    if out.edits or not out.warnings or not callees:
+        return out
+    stuck = _calling_a_converted_file(doc, callees)
+    if stuck:
+        reason = out.warnings[0]
+        out.warnings.clear()
+        out.refuse(reason.offset, f"{reason.message}, yet it {stuck}: a file this step cannot convert is never left "
+                                  "calling a converted one; fix it by hand, or leave the called file out of the step")
+    return out
+
+
+def _calling_a_converted_file(doc, callees: dict) -> str:
+    """`imports x.nix (at 5:19) with python3Packages, lib, which it converts to take { pkgs }`, or ""."""
+    for reference in references(doc):
+        fact = callees.get(reference.start)
+        if fact is None or not fact.converted or reference.arguments is None:
+            continue
+        names = reference.arguments.names
+        extra = [n for n in names if fact.takes is not None and n not in fact.takes]
+        if reference.arguments.open or extra:
+            passed = ", ".join(extra) if extra else "arguments it cannot read"
+            takes = "{ " + ", ".join(fact.takes) + " }" if fact.takes is not None else "its new head"
+            return (f"{reference.verb} {fact.target} (at {reference.line}:{reference.column}) with {passed}, which "
+                    f"this step converts to take {takes}")
+    return ""

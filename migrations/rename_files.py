@@ -14,6 +14,20 @@ attribute names written without quotes, `${...}` code, other files' names), and 
 whose name does not match. Files that are not Nix are moved as they are (noted).
 Symlinks, binary and oversized files are skipped with their reason.
 
+References follow: every file of the recipe's files (also those the step's `files` globs do
+not select) that imports, calls or names a renamed file by a path literal (`import
+./pytorch-python313-….nix { … }`, `callPackage ./x.nix { }`, `./x.nix`) gets the new name in
+that literal, in the same commit; files renamed together keep referring to each other (a
+companion renamed with its PyTorch recipe imports the renamed recipe). Only the literal's
+file name changes (`./x.nix`, `../pkgs/x.nix`: the directory part stays; `./dir` for a renamed
+`dir/default.nix` becomes `./dir/<new name>`). The report groups them under the step:
+`4 files: import of a renamed recipe follows it`. Never touched: text that names a renamed
+file outside Nix (a README row, a Flox manifest): noted once, grouped, for a later step; a
+computed path (`import (./. + "/x.nix")`), which pinshift never guesses at (noted: check it by
+hand). A file outside the
+recipe's files that refers to a renamed file is refused, naming both (exit 1): add it to the
+recipe's files. After the step, no reference may name a missing file (docs/migration-steps.md).
+
 Refused before anything is written, naming both paths (exit 1): a new name that is
 already taken by a file this step does not move away; two files renamed to one name;
 a new name outside the step's `files` globs; a name that is not plain (letters,
@@ -51,7 +65,8 @@ from dataclasses import dataclass
 
 from pinshift.files import fileops
 from pinshift.migrations._file_names import Naming, self_reference_edits, stem
-from pinshift.steps.kind import StepContext, StepOutput
+from pinshift.migrations._references import computed_references, renamed_references, rewrite_edits, text_mentions
+from pinshift.steps.kind import ReferencePlan, StepContext, StepOutput
 
 NAME = "rename-files"
 # What it intends to change in what a recipe builds (pinshift.checks.build_check; docs/writing-steps.md): a renamed recipe's self-references (pname, descriptions) follow its new name.
@@ -77,9 +92,20 @@ def plan_paths(paths, params: Params) -> list[fileops.FileOp]:
     return [fileops.rename(path, target) for path, target in params.naming.targets(paths)]
 
 
+def plan_references(graph, params: Params, ops, selected) -> ReferencePlan:
+    """The files referring to a renamed file follow it (see the docstring); text mentions are noted."""
+    found = renamed_references(graph, ops)
+    renamed = [op.path for op in ops if op.action == "rename"]
+    if renamed:
+        found.notes.extend(text_mentions(graph, renamed, "renamed"))
+        found.notes.extend(computed_references(graph, "renames"))
+    return found
+
+
 def plan(doc, params: Params, context: StepContext) -> StepOutput:
     out = StepOutput()
     if context.source:
         reason = f"{NAME}: {stem(context.source)} -> {stem(context.path)}"
         out.edits.extend(self_reference_edits(doc, context.source, context.path, reason))
+    rewrite_edits(out, context, NAME)
     return out

@@ -294,7 +294,7 @@ def test_config_select_is_replaced_by_the_command_line(run_cli, make_repo):
 @pytest.mark.parametrize("config, message", [
     ('[lint]\nignore = ["L099"]\n',
      ".pinshift/config.toml: [lint] ignore: unknown rule code 'L099' (known: L000, L001, L002, L003, L004, L005, "
-     "L006, L007, ALL)"),
+     "L006, L007, R001, R002, R003, ALL)"),
     ('[lint]\nselect = "L0\n', ".pinshift/config.toml: invalid TOML: "),
     ('[lint]\nselekt = ["L001"]\n', ".pinshift/config.toml: [lint] unknown key 'selekt' (known: ignore, "
                                     "per-file-ignores, select)"),

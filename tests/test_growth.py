@@ -148,6 +148,15 @@ SHAPES = {
     ),
     # item 2: many problems on one line: positions from a line index, lines cut, repeats grouped
     "repeated-attribute": (lambda n: "{ " + "a = 1; " * n + "}", 100, ("parse",), 1, "more like this"),
+    # issue 31: the reference graph; each path literal's use is found by a climb of a few parents
+    "many-imports-lint": (lambda n: "{ " + " ".join("a%d = import ./g%d.nix { b = 1; };" % (i, i) for i in range(n))
+                          + " }", 40, ("lint",), 1, "R001"),
+    "path-list-lint": (lambda n: "[ " + "./gone.nix " * n + "]", 100, ("lint",), 1, "R001"),
+    "computed-chain-lint": (lambda n: 'import (./. + ' + ' + '.join(['"/a"'] * n) + ')', 100, ("lint",), 0, "R003"),
+    "parenthesized-import-lint": (lambda n: "import " + "(" * n + "./gone.nix" + ")" * n, 100, ("lint",), 1, "R001"),
+    "self-imports-rename": (lambda n: "{ " + " ".join("a%d = import ./x.nix;" % i for i in range(n)) + " }", 40,
+                            ("apply", "rename-files", "--set", "from=x.", "--set", "to=renamed.", "--dry-run"), 0,
+                            "import of a renamed recipe follows it"),
 }
 
 

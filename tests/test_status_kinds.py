@@ -217,7 +217,7 @@ def test_scan_puts_gpu_recipes_of_every_kind_in_their_gpu_rows(run_cli, kind, ce
 
 
 def test_lint_has_no_false_l001_or_l005_on_any_kind(run_cli):
-    report = json.loads(run_cli("lint", "--format", "json", str(KINDS)).stdout)
+    report = json.loads(run_cli("lint", "--format", "json", "--select", "L", str(KINDS)).stdout)
     found = {(Path(f["path"]).name, f["code"], f["severity"]) for f in report["findings"]}
     assert found == {
         # real: x86 ISA on aarch64-linux (the issue's ONNX Runtime bug, kept as an error)
@@ -331,3 +331,15 @@ def test_scan_counts_interpreter_package_sets_as_status_does(run_cli):
     assert report["package_set_drift"]["groups"] == {"python313.override": 2, "python311.override": 1,
                                                      "python312.override": 1, "python313Packages": 1}
     assert report["package_set_drift"]["majority"] == "python313.override"
+
+
+def test_lint_finds_what_the_kinds_fixtures_import_and_do_not_hold(run_cli):
+    """The fixtures are single files taken from their repositories: the companions' PyTorch recipes and the
+    CUDA 13.0 recipe's patch are not there, so their references name no file (R001, issue 31), and only those."""
+    report = json.loads(run_cli("lint", "--format", "json", "--select", "R", str(KINDS)).stdout)
+    found = {(Path(f["path"]).name, f["code"], f["message"].split(",")[0]) for f in report["findings"]}
+    assert found == {
+        ("pytorch-python313-cuda13_0-sm110-armv9.nix", "R001", "names ./magma-clockrate.patch"),
+        ("torchaudio-python313-cuda12_9-sm75-avx2.nix", "R001", "imports ./pytorch-python313-cuda12_9-sm75-avx2.nix"),
+        ("torchvision-python313-cuda12_8-sm61-avx.nix", "R001", "calls ./pytorch-python313-cuda12_8-sm61-avx.nix"),
+    }

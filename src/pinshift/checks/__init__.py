@@ -1,13 +1,14 @@
 """Knowing recipe repositories: what each recipe says and whether it fits a pin, never changing a file.
 
 Facts (`facts`, `built`, `resolve`, `notation`: every notation with its source), `status` across branches and
-repositories, `scan` (the variant matrix), `lint` (names against contents), `verify` (against a nixpkgs
-checkout), `alignment` (the one pin a branch uses), `pin_inputs` (what steps ask of a nixpkgs clone or a
-sibling repository, answered before planning so steps stay pure), and what the recipes build: `evaluation`
-(the real nix-instantiate against the stand-in nixpkgs in `standin/`), `snapshots`, `summary_memo`,
-`build_changes`, `build_diff` (`pinshift diff`) and `build_check` (migrate's check after planning).
+repositories, `scan` (the variant matrix), `lint` (names against contents; `lint_references`: the reference
+graph's findings), `verify` (against a nixpkgs checkout), `alignment` (the one pin a branch uses),
+`pin_inputs` (what steps ask of a nixpkgs clone or a sibling repository, answered before planning so steps
+stay pure), and what the recipes build: `evaluation` (the real nix-instantiate against the stand-in nixpkgs
+in `standin/`), `snapshots`, `summary_memo`, `build_changes`, `build_diff` (`pinshift diff`) and
+`build_check` (migrate's check after planning).
 
 May import: pinshift.errors, pinshift.syntax, pinshift.languages, pinshift.files, pinshift.git,
-pinshift.nixpkgs, pinshift.steps, pinshift.migrations, pinshift.planning.
+pinshift.graph, pinshift.nixpkgs, pinshift.steps, pinshift.migrations, pinshift.planning.
 """
 

@@ -32,6 +32,8 @@ from pathlib import PurePath
 from pinshift.checks.collect import Recipe
 from pinshift.checks.facts import GPU_NAMES, Fact
 from pinshift.checks.findings import Finding, finding_at
+from pinshift.checks.lint_references import RULES as REFERENCE_RULES
+from pinshift.checks.lint_references import SEVERITY as REFERENCE_SEVERITY
 from pinshift.checks.notation import ARM_ISAS, cuda_set_version, cuda_text_version, isa_of, name_parts, sm_targets
 from pinshift.syntax.package_sets import definition_read
 from pinshift.syntax.queries import walk
@@ -49,6 +51,8 @@ RULES = {
 # the severity of each code's contradiction (a wrong build); its other findings are warnings or notes
 SEVERITY = {"L000": "warning", "L001": "warning", "L002": "error", "L003": "warning", "L004": "error",
             "L005": "error", "L006": "error", "L007": "error"}
+RULES.update(REFERENCE_RULES)
+SEVERITY.update(REFERENCE_SEVERITY)
 
 
 def is_recipe(recipe: Recipe) -> bool:

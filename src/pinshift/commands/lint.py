@@ -23,7 +23,8 @@ from pinshift.files.tree import DEFAULT_MAX_BYTES
 def lint(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], ignore: tuple[str, ...], statistics: bool,
          verbose: bool, max_bytes: int) -> None:
     """Check each recipe's file name (pytorch-python313-cuda12_9-sm90-avx512) against its pname, package set,
-    CUDA overlay, GPU target, CPU flags and platforms; one finding per line `path:line:col: code message`.
+    CUDA overlay, GPU target, CPU flags and platforms, and each reference between files (an import naming no
+    file, a call passing what its callee does not take); one finding per line `path:line:col: code message`.
 
     Rules are chosen by --select/--ignore, the [lint] table of the repository's .pinshift/config.toml
     (select, ignore, per-file-ignores) and `# pinshift: noqa[: L001, ...]` comments on a finding's line.
@@ -39,7 +40,10 @@ def lint(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], ignore: tupl
     recipes, skipped = read_recipes(paths, max_bytes)
     for reason in skipped:
         click.echo(f"skipped: {printable(reason)}", err=True)
-    kept, suppressed = apply_selection(lint_recipes(recipes), recipes, selection)
+    from pinshift.checks.lint_references import reference_findings
+
+    kept, suppressed = apply_selection(lint_recipes(recipes) + reference_findings(paths, max_bytes, recipes), recipes,
+                                       selection)
     findings = [f for f in kept if f.severity != "note"]
     notes = [f for f in kept if f.severity == "note"]
     if statistics:

@@ -37,13 +37,15 @@ from pinshift.planning import memo as plan_memo
 from pinshift.planning import pool
 from pinshift.edits import apply_to_document, normalize_edits
 from pinshift.errors import EditConflict, EditRefused, PinshiftError, RecipeError, StepFailed, StepScriptError
-from pinshift.files.fileops import FileOp, check_file_ops
+from pinshift.files.fileops import FileOp, check_file_ops, remove
 from pinshift.files.tree import SkippedFile, SourceTree
 from pinshift.files.globs import matches
 from pinshift.planning.hunks import changed_lines
+from pinshift.graph.tree import file_graph
 from pinshift.planning.plan import DERIVED, AppliedEdit, FileChange, Outcome, Plan, StepPlan, Warning, derive
+from pinshift.planning.references import check_segment, plan_references
 from pinshift.recipes.recipe import Recipe, RecipeStep
-from pinshift.steps.kind import StepContext, StepKind
+from pinshift.steps.kind import StepContext, StepKind, StepOutput
 
 
 @dataclass(frozen=True)
@@ -155,10 +157,15 @@ class StepJob:
     # a file-level step, once its paths are planned: new path -> the rename or clone that made it
     file_ops: Mapping[str, FileOp] | None = None
     existing: Mapping[str, bytes] = field(default_factory=dict)  # clone targets already there: their bytes
+    ops: tuple[FileOp, ...] = ()  # a file-level step's operations, once planned (the after-step check reads them)
+    tree_globs: tuple[str, ...] = ()  # the recipe's files: what a step may edit for references (() = every file)
+    # what the kind's plan_references said: path -> its facts (context.references), pairs left dangling on purpose
+    references: Mapping[str, tuple] = field(default_factory=dict)
+    dangling: frozenset = frozenset()
 
     def applies_to(self, path: str, language: str | None) -> bool:
-        if self.kind.plans_paths:  # the files it renamed or cloned, and only those, whatever their language
-            return self.file_ops is not None and path in self.file_ops
+        if self.kind.plans_paths:  # the files it renamed or cloned (and those referring to them), whatever their language
+            return (self.file_ops is not None and path in self.file_ops) or path in self.references
         return language is not None and language in self.kind.languages and matches(path, self.globs)
 
     @property
@@ -211,6 +218,7 @@ def process_file(path: str, data: bytes, jobs: Sequence[StepJob]) -> list[FileCh
     language = languages.language_for(path)
     results: list[FileChange | None] = []
     doc = None
+    shape = None  # the FileGraph of `doc` (its function head and references), once asked
     last: FileChange | bytes = data  # what the next changing step's bytes derive from (plan.derive)
     for job in jobs:
         if not job.applies_to(path, language):
@@ -233,8 +241,13 @@ def process_file(path: str, data: bytes, jobs: Sequence[StepJob]) -> list[FileCh
         if doc.problems:
             results.append(FileChange(path, Outcome.REFUSED, language, reason=_refusal(doc), **moved))
             continue
-        context = StepContext(path=path, recipe=job.recipe, step_index=job.index, source=op.path if op else "")
-        output = job.kind.plan(doc, job.params, context)
+        facts = job.references.get(path, ())
+        context = StepContext(path=path, recipe=job.recipe, step_index=job.index, source=op.path if op else "",
+                              references=facts)
+        if job.kind.plans_paths and op is None:  # a file that refers to one the step moves: its references only
+            output = job.kind.plan(doc, job.params, context) if facts else StepOutput()
+        else:
+            output = job.kind.plan(doc, job.params, context)
         change = FileChange(path, Outcome.UNCHANGED, language, warnings=_warnings(doc, output.warnings),
                             notes=_warnings(doc, getattr(output, "notes", ())), **moved)
         if job.survey_params is not None:
@@ -258,10 +271,18 @@ def process_file(path: str, data: bytes, jobs: Sequence[StepJob]) -> list[FileCh
             change.edits = _applied(doc, edits)
             change.hunks = changed_lines(change, doc.data, result.data)  # here, in the worker: bytes at hand
             derive(change, last)
+            if language == "nix":  # the function head and references, read again only where an edit may change them
+                before = shape if shape is not None else file_graph(doc, placed=False)
+                shape = before.moved(edits) or file_graph(result, placed=False)
+                if op is not None or shape != before:
+                    change.graph = (before, shape)
             last, doc = change, result
         elif op is not None:
             change.outcome = Outcome.CHANGED
             change.before = change.after = doc.data
+            if language == "nix":
+                shape = shape if shape is not None else file_graph(doc, placed=False)
+                change.graph = (shape, shape)
         results.append(change)
     return results
 
@@ -317,10 +338,11 @@ class SurveyDocuments(Sequence):
 
 
 def _segments(jobs: Sequence[StepJob]) -> list[list[int]]:
-    """Positions of `jobs`, grouped so that each group after the first starts with a surveying or file-level step."""
+    """Positions of `jobs`, grouped so that each group after the first starts with a surveying or file-level step,
+    or one that reads the reference graph (it must see the files as the steps before it left them)."""
     segments: list[list[int]] = []
     for position, job in enumerate(jobs):
-        if not segments or _needs_survey(job) or job.kind.plans_paths:
+        if not segments or _needs_survey(job) or job.kind.plans_paths or job.kind.plans_references(job.params):
             segments.append([])
         segments[-1].append(position)
     return segments
@@ -357,17 +379,47 @@ def _plan_paths(files: WorkingSet, job: StepJob, plan: StepPlan) -> tuple[StepJo
         else:
             ops.append(op)
     check_file_ops(ops, current, job.globs, job.label)
+    why: dict[str, str] = {}
+    if job.kind.plans_references(job.params):  # the graph as the steps before left it, before anything moves
+        job, also = _with_references(files, job, plan, ops)
+        taken = {op.path for op in ops}
+        for path, note in also.items():
+            if path not in taken:
+                ops.append(remove(path))
+                why[path] = note
     present = set(current)
     existing = {op.target: _existing(files, op, job) for op in ops if op.action == "clone" and op.target in present}
     modes = {op.target: files.mode(op.path) for op in ops if op.target is not None}
     for op in ops:
         if op.action == "remove":
+            notes = [Warning(op.path, 0, 0, why[op.path])] if op.path in why else []
             plan.files.append(FileChange(op.path, Outcome.CHANGED, languages.language_for(op.path) or "",
-                                         before=_bytes_or_none(files, op.path), removed=True))
+                                         before=_bytes_or_none(files, op.path), removed=True, notes=notes))
     step = f"step {job.index} ({job.kind.name})"
     files.apply_ops(ops, lambda op: f"was renamed to {op.target} by {step}" if op.action == "rename"
                     else f"was removed by {step}")
-    return replace(job, file_ops={op.target: op for op in ops if op.target is not None}, existing=existing), modes
+    return replace(job, file_ops={op.target: op for op in ops if op.target is not None}, existing=existing,
+                   ops=tuple(ops)), modes
+
+
+def _with_references(files: WorkingSet, job: StepJob, plan: StepPlan, ops: Sequence[FileOp]
+                     ) -> tuple[StepJob, dict[str, str]]:
+    """The kind's `plan_references` over the graph of `files` (pinshift.planning.references): the job with the
+    facts for each file's `plan`, and the paths it removes too (each with its note). A refusal stops the run
+    (StepFailed, exit 1) before anything is planned or written; findings on files the step does not plan
+    are recorded in `plan`."""
+    found = plan_references(files, job, ops)
+    if found.refusals:
+        more = f" (and {len(found.refusals) - 1} more)" if len(found.refusals) > 1 else ""
+        raise StepFailed(f"{job.label}: {found.refusals[0]}{more}; nothing was written")
+    findings: dict[str, FileChange] = {}  # one FileChange per file, holding its findings
+    for kind, items in (("warnings", found.warnings), ("notes", found.notes)):
+        for path, line, column, message in items:
+            if path not in findings:
+                findings[path] = FileChange(path, Outcome.UNCHANGED, languages.language_for(path) or "")
+            getattr(findings[path], kind).append(Warning(path, line, column, message))
+    plan.files.extend(findings.values())
+    return replace(job, references=dict(found.files), dangling=frozenset(found.dangling)), dict(found.remove)
 
 
 def _unmovable(files: WorkingSet, path: str) -> str | None:
@@ -539,7 +591,8 @@ def _memo_key(segment: Sequence[StepJob], prints: "plan_memo.SegmentPrint", appl
     steps = tuple(step if applying else None for applying, step in zip(applies, prints.steps))
     ops = tuple((op.action, op.path) if (op := job.file_ops.get(path)) is not None else None
                 for job in segment if job.file_ops is not None)
-    return plan_memo.file_key(path, blob, steps, ops, prints.max_bytes)
+    facts = tuple(plan_memo.canonical(job.references[path]) for job in segment if path in job.references)
+    return plan_memo.file_key(path, blob, steps, ops + facts, prints.max_bytes)
 
 
 def _remembered(files: WorkingSet, segment: Sequence[StepJob], prints: "plan_memo.SegmentPrint",
@@ -628,6 +681,8 @@ def run_jobs(files: WorkingSet, jobs: Sequence[StepJob], options: RunOptions = R
         modes: dict[str, str] = {}
         if jobs[positions[0]].kind.plans_paths:
             jobs[positions[0]], modes = _plan_paths(files, jobs[positions[0]], plans[positions[0]])
+        elif jobs[positions[0]].kind.plans_references(jobs[positions[0]].params):
+            jobs[positions[0]], _ = _with_references(files, jobs[positions[0]], plans[positions[0]], ())
         for position in positions[1:]:
             _check_named_paths(files, jobs[position])
         all_paths = files.paths()
@@ -650,7 +705,8 @@ def run_jobs(files: WorkingSet, jobs: Sequence[StepJob], options: RunOptions = R
                 jobs[positions[0]] = replace(speculated, params=actual)
                 results = _run_segment(files, jobs, positions, all_paths, options)
         if first.kind.plans_paths:
-            _settle_file_ops(files, first, results, modes)
+            _settle_file_ops(files, jobs[positions[0]], results, modes)
+        check_segment(files, [jobs[p] for p in positions], results, [plans[p] for p in positions])
         for path, changes in results:
             _share_held(files, path, changes)
             for position, change in zip(positions, changes):
@@ -692,11 +748,15 @@ def plan_step(
     recipe: str = "",
     raw_params: Mapping[str, Any] | None = None,
     options: RunOptions = RunOptions(),
+    tree_globs: Sequence[str] | None = None,
 ) -> StepPlan:
-    """Plan one step over the files matching `globs`, and record its results in `files`."""
+    """Plan one step over the files matching `globs`, and record its results in `files`.
+
+    `tree_globs`: the files the step may edit for their references (default: `globs`)."""
     job = StepJob(
         index=index, total=total, kind=kind, params=params, globs=tuple(globs), title=title,
         message=message, recipe=recipe, raw_params=dict(raw_params or {}), needles=kind.needles(params),
+        tree_globs=tuple(tree_globs if tree_globs is not None else globs),
     )
     return run_jobs(files, [job], options)[0]
 
@@ -714,7 +774,7 @@ def plan_recipe(
         StepJob(
             index=index, total=total, kind=kind, params=params, globs=tuple(recipe.files_for(step)),
             title=step.title, message=step.message, recipe=recipe.name, raw_params=dict(step.params),
-            needles=kind.needles(params),
+            needles=kind.needles(params), tree_globs=tuple(recipe.files),
         )
         for index, (step, kind, params) in enumerate(resolved, 1)
         if index >= start

@@ -13,6 +13,7 @@ A step-kind module (see docs/writing-steps.md) defines:
     def nixpkgs_query(params) -> NixpkgsQuery | None  # optional: what it needs from a nixpkgs clone
     def with_nixpkgs(params, facts) -> Params        # ...and the params once pinshift.checks.pin_inputs got it
     def plan_paths(paths, params) -> list[FileOp]   # optional: a file-level step (see pinshift.files.fileops)
+    def plan_references(graph, params, ops, selected) -> ReferencePlan  # optional: what it does to references
 
 The module docstring is the kind's user documentation (`pinshift show --step KIND`).
 `needles` lists byte strings the step can possibly change; a file containing none
@@ -28,6 +29,12 @@ A Params field typed by a frozen dataclass (`PinOf`) is a TOML table, validated 
 `plan_paths` makes a file-level step: it maps the paths the step's globs select to
 renames, clones and removals (plain values, no I/O); `plan` then runs on each new
 path, with `context.source` naming the file it came from.
+`plan_references` sees the reference graph of the tree as the steps before it left it
+(pinshift.graph.tree.ReferenceGraph: who imports or calls which file, passing what), the step's
+file operations and the paths its globs select, and says per file what its `plan` must know about
+references (`context.references`), plus files to remove too, refusals and findings: rename-files
+makes the files that import a renamed recipe follow it, pin-nixpkgs fits each call to what the
+callee takes after the step. Such a step starts a segment (the runner builds the graph first).
 """
 
 from __future__ import annotations
@@ -84,12 +91,34 @@ class StepContext:
     """Where a step runs: the file's repository-relative path and the recipe's name.
 
     `source` is set for a file a file-level step just renamed or cloned: the path it came from.
+    `references` is what the kind's `plan_references` said about this file (its own values), else ().
     """
 
     path: str
     recipe: str = ""
     step_index: int = 0
     source: str = ""
+    references: tuple = ()
+
+
+@dataclass
+class ReferencePlan:
+    """What a step does to the references between files, decided from the graph before any file is planned.
+
+    `files`: path (as the step leaves it: a renamed file's new path) -> the facts its `plan` gets as
+    `context.references` (plain, comparable values: they are part of the file's plan memo key);
+    `remove`: more paths to remove, each with a note saying why (remove-files' `references = "remove-too"`);
+    `dangling`: (source, target) pairs the step leaves dangling on purpose (not refused after the step);
+    `refusals`: why the step cannot run as asked (the run stops, exit 1, nothing written);
+    `warnings`, `notes`: (path, line, column, message) findings on files the step may not change.
+    """
+
+    files: dict[str, tuple] = field(default_factory=dict)
+    remove: dict[str, str] = field(default_factory=dict)
+    dangling: set[tuple[str, str]] = field(default_factory=set)
+    refusals: list[str] = field(default_factory=list)
+    warnings: list[tuple[str, int, int, str]] = field(default_factory=list)
+    notes: list[tuple[str, int, int, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -226,6 +255,20 @@ class StepKind:
 
     def plan_paths(self, paths: Sequence[str], params: Any) -> list:
         return list(self._call("planning its paths", self.module.plan_paths, paths, params))
+
+    def plans_references(self, params: Any) -> bool:
+        """Whether the kind decides what it does to references from the graph (`plan_references`; its
+        optional `needs_references(params)` may say it does not, for these parameters)."""
+        if not callable(getattr(self.module, "plan_references", None)):
+            return False
+        hook = getattr(self.module, "needs_references", None)
+        return bool(self._call("deciding whether to read references", hook, params)) if hook else True
+
+    def plan_references(self, graph: Any, params: Any, ops: Sequence[Any], selected: Sequence[str]) -> ReferencePlan:
+        found = self._call("planning its references", self.module.plan_references, graph, params, ops, selected)
+        if not isinstance(found, ReferencePlan):
+            self._broken(f"plan_references() returned {type(found).__name__}, not a ReferencePlan")
+        return found
 
     def needles(self, params: Any) -> tuple[bytes, ...]:
         hook = getattr(self.module, "needles", None)
