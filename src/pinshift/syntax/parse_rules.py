@@ -171,7 +171,7 @@ def rule_problems(doc: Source, regions: Sequence[tuple[int, int]] | None,
                   grammar_nodes: Callable) -> Iterator[Finding]:
     """Nix's parse-time rules broken in `doc` (only around `regions`, when given), unsorted."""
     if _is_empty(doc):
-        yield len(doc.data), "syntax error: unexpected end of file (the file holds no expression)", ""
+        yield doc.end, "syntax error: unexpected end of file (the file holds no expression)", ""
     if regions is not None and inside_literal_text(doc, regions):
         return
     captures = _captures(doc, regions)
