@@ -16,6 +16,7 @@ after the fix are in docs/performance.md.
 from __future__ import annotations
 
 import ast
+import re
 import functools
 import sys
 from pathlib import Path
@@ -223,3 +224,17 @@ def test_syntax_layer_reads_no_parent_directly():
     found = [f"{path.name}:{node.lineno}: .{node.attr}" for path in sorted(SYNTAX_SOURCES.glob("*.py"))
              if path.name != "ancestry.py" for node in _property_reads(path)]
     assert found == []
+
+
+def test_the_rules_query_matches_single_nodes_only():
+    """A query pattern with a child constraint (`(binary_expression left: (binary_expression …))`) stays open across
+    the node's whole subtree in tree-sitter's query engine: on `a == a == …` 2,000 long it took 6 s (issue 36),
+    unseen by the counts above (one call into C). So each pattern of the rules' one query is a single node (or an
+    alternation of them), with predicates at most, and the rules look at parents and children in Python."""
+    from pinshift.syntax.parse_rules import _query, query_patterns
+
+    source, query = query_patterns(), _query()
+    for index in range(query.pattern_count):
+        pattern = source[query.start_byte_for_pattern(index) : query.end_byte_for_pattern(index)]
+        bare = re.sub(r"@\w+", "", re.sub(r"\(#[^()]*\)", "", pattern))  # without predicates and captures
+        assert not re.search(r"\(\s*[a-z_]+\s+[^)\s]", bare), f"pattern {index} has a child: {pattern}"

@@ -30,11 +30,9 @@ from tree_sitter import Node
 from pinshift.syntax.paths import path_token_end
 from pinshift.syntax.source import Source
 
-PATTERNS = " ".join([
-    "(select_expression attrpath: (attrpath (identifier) @attr_name))",
-    "(has_attr_expression attrpath: (attrpath (identifier) @attr_name))",
-    "(has_attr_expression) @has_attr",
-])
+# single nodes: a pattern with a child constraint is quadratic in tree-sitter's query engine (grammar_rules.py)
+PATTERNS = "(select_expression) @select (has_attr_expression) @has_attr"
+_PATH_CHARS_AFTER = frozenset(bytes([c]) for c in b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-/")
 
 _NOT_NIX_SPACE = re.compile(rb"[\x0b\x0c]")
 _SPACES = {0x0B: "vertical tab ('\\v')", 0x0C: "form feed ('\\f')"}
@@ -49,11 +47,16 @@ def lexer_findings(doc: Source, captures: Mapping[str, Sequence[Node]],
     """The problems of the captures named above, and whitespace Nix does not take (within `spans`, when given)."""
     data = doc.data
     yield from _odd_spaces(doc, spans)
-    for node in captures.get("attr_name", ()):
-        end = path_token_end(data, node.start_byte)
-        if end > node.end_byte:
-            text = data[node.start_byte : end].decode("utf-8", "replace")
-            yield node.start_byte, f"syntax error: {text!r} is a path for Nix, not an attribute name", ""
+    for node in (*captures.get("select", ()), *captures.get("has_attr", ())):
+        attrpath = node.child_by_field_name("attrpath")
+        if attrpath is None or data[attrpath.end_byte : attrpath.end_byte + 1] not in _PATH_CHARS_AFTER:
+            continue  # a path token reaching past an attribute name goes on right after the attrpath
+        for name in attrpath.children_by_field_name("attr"):
+            end = path_token_end(data, name.start_byte) if name.type == "identifier" else -1
+            if end > name.end_byte:
+                text = data[name.start_byte : end].decode("utf-8", "replace")
+                yield name.start_byte, f"syntax error: {text!r} is a path for Nix, not an attribute name", ""
+                break
     for node in captures.get("has_attr", ()):
         start = _after_blanks(data, node.end_byte, doc.end)
         end = path_token_end(data, start)

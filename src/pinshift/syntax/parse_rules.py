@@ -61,11 +61,18 @@ _CAPTURES = {
 }
 
 
+def query_patterns() -> str:
+    """The patterns of the one query every rule reads. Each is a single node (tests/test_growth.py): tree-sitter's
+    query engine keeps a pattern with a child constraint open across the node's whole subtree, quadratic on a
+    chain such as `a == a == …` (grammar_rules.py)."""
+    patterns = " ".join("[%s] @%s" % (" ".join(f"({t})" for t in types), name) for name, types in _CAPTURES.items())
+    return " ".join([patterns, GRAMMAR_PATTERNS, LEXER_PATTERNS])
+
+
 @functools.lru_cache(maxsize=1)
 def _query() -> Query:
     """One query for every rule: each pass over the tree is made in C, once."""
-    patterns = " ".join("[%s] @%s" % (" ".join(f"({t})" for t in types), name) for name, types in _CAPTURES.items())
-    return Query(nix_language(), " ".join([patterns, GRAMMAR_PATTERNS, LEXER_PATTERNS]))
+    return Query(nix_language(), query_patterns())
 
 
 _FEW_SPANS = 32  # a query limited to a span still starts at the root: more spans, one query of the file
