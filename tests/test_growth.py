@@ -125,6 +125,15 @@ def counted(run, data: bytes) -> int:
 
 
 RENAME = ("apply", "rename-attr", "--set", "from=a", "--set", "to=zz", "--dry-run")
+PIN = ("apply", "pin-nixpkgs", "--set", "rev=fe5e41d7ffc0421f0913e8472ce6238ed0daf8e3", "--dry-run")
+
+
+def _walks_into_nested_literals(n: int) -> str:
+    """`{ a = { a = { … }; a.z = 1; }; a.z = 1; }`: each `a.z` walks into the literal beside it."""
+    shape = "{ }"
+    for _ in range(n):
+        shape = "{ a = " + shape + "; a.z = 1; }"
+    return "{ lib }: " + shape
 
 # name: (the file for size n, its size n, the command, the exit code, what its output must say)
 SHAPES = {
@@ -149,6 +158,26 @@ SHAPES = {
     ),
     # item 2: many problems on one line: positions from a line index, lines cut, repeats grouped
     "repeated-attribute": (lambda n: "{ " + "a = 1; " * n + "}", 100, ("parse",), 1, "more like this"),
+    # issue 36: a binding walking into an attrset literal read the literal whole, for every container around it
+    "walks-into-nested-literals": (_walks_into_nested_literals, 40, ("parse",), 0, "0 problems"),
+    # issue 36: the names around 1,000 edits of `lib.a or lib.a or …` were read once per edit, each the whole chain
+    "or-defaults-pin-nixpkgs": (lambda n: "{ lib }: " + "lib.a or " * n + "lib.x", 60, PIN, 0, "nixpkgs_pinned.lib.x"),
+    # issue 36: every `prev.x` of n overlays followed the same n layers to their definitions of x
+    "overlays-reading-prev": (
+        lambda n: "let pkgs = import <nixpkgs> { overlays = " + "[ (f: p: { x = p.x; }) ] ++ " * n + "[ ]; }; in pkgs.x",
+        30, ("apply", "rename-attr", "--set", "from=x", "--set", "to=y", "--dry-run"), 1, "is defined here",
+    ),
+    # issue 36: a set followed through `let in` n deep (recursion, now on a list)
+    "overlay-lets": (
+        lambda n: "{ pkgs }: (pkgs.extend (final: prev: " + "let in " * n + "{ x = prev.x; })).x", 60,
+        ("apply", "rename-attr", "--set", "from=x", "--set", "to=y", "--dry-run"), 1, "is defined here",
+    ),
+    # issue 36: `"a" + "a" + …` read by replace-in-strings (recursion, now on a list)
+    "string-sum-replace": (
+        lambda n: '{ description = ' + " + ".join(['"alpha"'] * n) + "; }", 60,
+        ("apply", "replace-in-strings", "--set", 'paths=["description"]', "--set", "old=alpha", "--set", "new=gamma",
+         "--dry-run"), 0, '"gamma" + "gamma"',
+    ),
 }
 
 

@@ -201,6 +201,15 @@ ISSUE_36 = {
         b"{ ${''\r\n a''} = 1; \"a\" = 2; }", b"{ ${''\t\n a''} = 1; \"a\" = 2; }", b"{ ${'' a\n  b\n  ''} = 1; \"a\\n b\\n\" = 2; }",
         b"{ ${'''''''} = 1; \"''\" = 2; }", b"let ${''\\na''} = 1; in 1", b"{ inherit ${''a''}; a = 1; }",
     ],
+    "attributes walked into nested attrsets (read one name at a time)": [
+        b"{ a = { b = { c = 1; }; b.d = 2; }; a.b.c = 3; }", b"{ a = { b = { c = 1; }; b.d = 2; }; a.b.d = 3; }",
+        b"{ a = { b = { c = 1; }; b.d = 2; }; a.b.e = 3; }", b"{ a = { b = { c = 1; }; }; a = { b.d = 2; }; }",
+        b"{ a = { b.c = 1; b = { d = 2; }; }; a.b.e = 3; }", b"{ a = { b.c = 1; b = { d = 2; }; }; a.b.d = 3; }",
+        b"{ a.b = { c = 1; }; a.b.c = 2; }", b"x: { a = { inherit x; }; a.x = 1; }", b"{ a = rec { b = 1; }; a.b.c = 2; }",
+        b"{ a = ({ b = 1; }); a.c = 2; }", b"{ a = { a = { a = { }; a.z = 1; }; a.z = 1; }; a.z = 1; }",
+        b"{ a = { a = { a = { z = 1; }; }; }; a.a.a.z = 1; }", b"{ a = { a = { a = { }; }; }; a.a.a.z = 1; a.a.a.z = 2; }",
+        b"let a = { b = 1; }; a.c = 2; a.b = 3; in a", b'{ a = { "b" = { }; }; a.${"b"}.c = 1; a.b.c = 2; }',
+    ],
     "NUL bytes": [
         b"{ \0 }", b"1\0junk", b"\0", b"1 \0 +", b"{ a = 1; }\0\x01\x02", b'"a\0b"', b"# c\0\n1", b"# c\r\0\n1",
         b'{ "a\0b" = 1; a = 2; }', b'"a\0b" + 1 \0 +', b"/* \0 */ 1", b"''a\0b''", b"x:x''\0 junk", b'./a/${"x"}\0',

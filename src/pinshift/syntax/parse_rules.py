@@ -207,10 +207,11 @@ def rule_problems(doc: Source, regions: Sequence[tuple[int, int]] | None,
         for attr in node.children_by_field_name("attr"):
             if not attr.is_missing and static_name(data, attr) is None:
                 yield attr.start_byte, "syntax error: dynamic attributes not allowed in inherit", ""
+    indexes: dict = {}  # each attrset literal's bindings by first name, shared by the containers around it
     for node in captures.get("container", ()):
         if node.type == "let_expression":
             yield from _dynamic_in_let(data, node)
-        for duplicate in attribute_duplicates(data, node):
+        for duplicate in attribute_duplicates(data, node, indexes):
             line, column = doc.position(duplicate.first.start_byte)
             yield (
                 duplicate.node.start_byte,
