@@ -210,6 +210,10 @@ ISSUE_36 = {
         b"{ a = { a = { a = { z = 1; }; }; }; a.a.a.z = 1; }", b"{ a = { a = { a = { }; }; }; a.a.a.z = 1; a.a.a.z = 2; }",
         b"let a = { b = 1; }; a.c = 2; a.b = 3; in a", b'{ a = { "b" = { }; }; a.${"b"}.c = 1; a.b.c = 2; }',
     ],
+    "home paths interpolated right after ~/ (a gap of tree-sitter-nix 0.1.0)": [
+        b"x: ~/${x}", b"x: ~/${x}/", b"x: ~/${x}/a", b"x: ~/${x}//a", b'x: "~/${x}"', b"x: ~//${x}", b"x: a~/${x}",
+        b"x: [ ~/${x} ~/a ]", b"x: ~/${x}${x}",
+    ],
     "NUL bytes": [
         b"{ \0 }", b"1\0junk", b"\0", b"1 \0 +", b"{ a = 1; }\0\x01\x02", b'"a\0b"', b"# c\0\n1", b"# c\r\0\n1",
         b'{ "a\0b" = 1; a = 2; }', b'"a\0b" + 1 \0 +', b"/* \0 */ 1", b"''a\0b''", b"x:x''\0 junk", b'./a/${"x"}\0',

@@ -95,7 +95,7 @@ def check_path(data: bytes, node: Node) -> Iterator[Finding | Reread]:
         return
     start, first = pieces[0]
     before_interpolation = len(pieces) > 1 and pieces[1][1] is None
-    home = node.type == "hpath_expression"
+    home = node.type == "hpath_expression" or first.startswith(b"~")  # `~/${x}` is read as `./${x}` (reading.py)
     if before_interpolation and (first == b"~/" if home else _SEGMENT.fullmatch(first)):
         token = first  # `a/${`, `~/${`: Nix's PATH_SEG / HPATH_START before an interpolation
     else:

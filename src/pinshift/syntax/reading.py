@@ -17,8 +17,12 @@ Two things Nix (2.8) reads differently from tree-sitter-nix 0.1.0, at the level 
   them), and the commands that write files skip a Nix file holding a NUL (files/content.py), so
   nothing past it is written silently.
 
-`nix_reading(data)` is what tree-sitter parses; for every file without a NUL or a lone CR (all but a
-handful) it is `data` itself.
+- **A home path interpolated right after `~/`** (`~/${x}`) is Nix's HPATH_START then `${`; tree-sitter-nix
+  0.1.0 cannot parse it. It is read as `./${x}` (a path of two bytes before the interpolation, the same
+  offsets); paths.py still reads the `~` in the file's bytes.
+
+`nix_reading(data)` is what tree-sitter parses; for every file without a NUL, a lone CR or `~/${` (all
+but a handful) it is `data` itself.
 
 Examples:
     `[ 1 #\\r2 ]`   -> `[ 1 #\\n2 ]` (a list of two integers, as Nix reads it)
@@ -31,6 +35,7 @@ from __future__ import annotations
 import re
 
 LONE_CR = re.compile(rb"\r(?!\n)")
+HOME_INTERPOLATED = re.compile(rb"~/(?=\$\{)")
 
 # Nix's token rules (lexer.l), as far as they decide where strings, comments and NUL tokens are
 _PATH_CHAR = rb"[a-zA-Z0-9._+\-]"
@@ -143,9 +148,12 @@ def nix_reading(data: bytes) -> bytes:
         text = bytes(text)
     if b"\r" in text:
         text = LONE_CR.sub(b"\n", text)
+    if b"~/${" in text:
+        text = HOME_INTERPOLATED.sub(b"./", text)
     return text
 
 
 def read_as_is(data: bytes) -> bool:
-    """Whether Nix reads `data` exactly as its bytes are (no NUL, no lone CR): the tree is parsed from `data`."""
-    return b"\0" not in data and (b"\r" not in data or LONE_CR.search(data) is None)
+    """Whether tree-sitter parses `data` itself (no NUL, no lone CR, no `~/${`): see the module docstring."""
+    return (b"\0" not in data and (b"\r" not in data or LONE_CR.search(data) is None)
+            and b"~/${" not in data)
