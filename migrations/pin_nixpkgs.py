@@ -122,6 +122,7 @@ from pinshift.syntax.document import parse_document
 from pinshift.syntax.queries import name_of, unwrap, walk
 from pinshift.syntax.scopes import Binder, binder_of, inherited_binder
 from pinshift.syntax.scopes import resolve as binder_at
+from pinshift.syntax.stackless import Call, run
 
 NAME = "pin-nixpkgs"
 # What it intends to change in what a recipe builds (pinshift.checks.build_check; docs/writing-steps.md): the caller's nixpkgs becomes the pin: everything the recipe reads of it may change.
@@ -370,6 +371,12 @@ class _Conversion:
 
     def _reference(self, variable) -> str:
         """The text replacing one reference to a former formal."""
+        return run(self._referenced(variable))
+
+    # `_referenced` and `_qualified` recurse along a chain of defaults (`{ a ? b, b ? c, … }`), as long as the
+    # file makes it: generators that yield each call they make, run by stackless.run (issue 36).
+
+    def _referenced(self, variable) -> Call[str]:
         name = self.doc.text(variable).decode()
         formal = self.formals[name]
         member = self._member(name, variable)
@@ -381,20 +388,20 @@ class _Conversion:
                                                  "file not converted")
         self.inlining.add(name)
         try:
-            text = self._qualified(default, variable)
+            text = yield self._qualified(default, variable)
         finally:
             self.inlining.discard(name)
         if unwrap(default).type not in _SIMPLE:
             text = f"({text})"
         text = f"{member} or {text}"
-        parent = variable.parent
+        parent = self.doc.ancestry.parent(variable)
         if parent is not None and (parent.type == "apply_expression" or (
                 parent.type in ("select_expression", "has_attr_expression")
                 and parent.child_by_field_name("expression") == variable)):
             text = f"({text})"  # `(x.a or d).b`, `f (x.a or d)`, `(x.a or d) arg`: read as meant
         return text
 
-    def _qualified(self, default, site) -> str:
+    def _qualified(self, default, site) -> Call[str]:
         """A formal's default as it reads when inlined at `site`: its own references qualified."""
         doc = self.doc
         edits = []
@@ -404,7 +411,7 @@ class _Conversion:
             if binder.scope is not None and _inside(binder.scope, default):
                 continue  # bound inside the default itself (`x: x`): travels with it
             if binder.scope == self.function and binder.kind == "formal":
-                edits.append((variable.start_byte, variable.end_byte, self._reference(variable)))
+                edits.append((variable.start_byte, variable.end_byte, (yield self._referenced(variable))))
             elif binder.scope == self.function:
                 raise _LeaveFile(variable.start_byte, f"the default refers to the whole argument set {name}: "
                                                       "file not converted")
@@ -419,7 +426,7 @@ class _Conversion:
     def _universal_edit(self, variable) -> Edit:
         """`args.lib` -> `nixpkgs_pinned.lib` for the `@` name; anything else leaves the file."""
         name = self.doc.text(variable).decode()
-        parent = variable.parent
+        parent = self.doc.ancestry.parent(variable)
         if parent is not None and parent.type == "select_expression" and parent.child_by_field_name("expression") == variable:
             first = parent.child_by_field_name("attrpath").child_by_field_name("attr")
             member = name_of(self.doc, first)

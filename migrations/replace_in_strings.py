@@ -107,18 +107,23 @@ def needles(params: Params) -> tuple[bytes, ...]:
 
 
 def bound_strings(value) -> Iterator:
-    """The strings a binding's value is made of: one string, or strings joined with `+`."""
-    value = unwrap(value)
-    if value is None:
-        return
-    string = as_string(value)
-    if string is not None:
-        yield string
-    elif value.type == "binary_expression":
-        operator = value.child_by_field_name("operator")
-        if operator is not None and operator.type == "+":
-            yield from bound_strings(value.child_by_field_name("left"))
-            yield from bound_strings(value.child_by_field_name("right"))
+    """The strings a binding's value is made of: one string, or strings joined with `+`, in source order.
+
+    With a list for a stack: `"a" + "b" + …` nests as deep as it is long (one recursion per `+` ended
+    pinshift at about 1,000 of them, issue 36).
+    """
+    pending = [value]
+    while pending:
+        value = unwrap(pending.pop())
+        if value is None:
+            continue
+        string = as_string(value)
+        if string is not None:
+            yield string
+        elif value.type == "binary_expression":
+            operator = value.child_by_field_name("operator")
+            if operator is not None and operator.type == "+":
+                pending += [value.child_by_field_name("right"), value.child_by_field_name("left")]
 
 
 def _unsafe(replacement: bytes, indented: bool) -> str | None:

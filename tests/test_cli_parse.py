@@ -67,13 +67,35 @@ def test_directory_outside_git_is_walked(run_cli, tmp_path):
 
 
 def test_skipped_files_are_reported_and_do_not_fail(run_cli, tmp_path):
-    (tmp_path / "blob.nix").write_bytes(b"\0\0")
     (tmp_path / "big.nix").write_bytes(b"# " + b"x" * 200 + b"\n")
-    result = run_cli("parse", "--max-bytes", "100", "blob.nix", "big.nix", cwd=tmp_path)
+    result = run_cli("parse", "--max-bytes", "100", "big.nix", cwd=tmp_path)
     assert result.exit_code == 0
-    assert "blob.nix: binary file (NUL byte); skipped\n" in result.stderr
     assert "big.nix: larger than 100 bytes; skipped (raise --max-bytes to include it)\n" in result.stderr
-    assert result.stderr.endswith("0 files parsed, 0 problems, 2 skipped\n")
+    assert result.stderr.endswith("0 files parsed, 0 problems, 1 skipped\n")
+
+
+def test_a_file_with_a_nul_byte_is_parsed_as_nix_reads_it_not_skipped(run_cli, tmp_path):
+    """Issue 36: `{ \\0 }` was skipped as binary with exit 0 although Nix rejects it. Nix reads a NUL between
+    tokens as the end of the file, and one inside a string or a comment as a character."""
+    (tmp_path / "blob.nix").write_bytes(b"\0\0")
+    (tmp_path / "cut.nix").write_bytes(b"{ \0 }\n")
+    (tmp_path / "late.nix").write_bytes(b"#" + b"x" * 9000 + b"\n{ a = 1; }\n\0{{{ not nix\n")
+    (tmp_path / "inside.nix").write_bytes(b'{ a = "x\0y"; } # \0\n')
+    result = run_cli("parse", "blob.nix", "cut.nix", "late.nix", "inside.nix", cwd=tmp_path)
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == [
+        "blob.nix:1:1: syntax error: unexpected end of file (the file holds no expression)",
+        "    \\x00\\x00",
+        "cut.nix:1:1: syntax error: unexpected '{'",
+        "    { \\x00 }",
+        "cut.nix:1:3: syntax error: unexpected end of file at a NUL byte (Nix reads a NUL between tokens as the end)",
+        "    { \\x00 }",
+    ]
+    assert result.stderr.splitlines() == [
+        "late.nix:3:1: note: a NUL byte, where Nix stops reading (the 13 bytes from it on are not Nix)",
+        "4 files parsed, 3 problems, 0 skipped",
+    ]
+    assert run_cli("parse", "late.nix", "inside.nix", cwd=tmp_path).exit_code == 0  # Nix accepts both
 
 
 def test_fixture_directories(run_cli):

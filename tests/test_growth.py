@@ -16,6 +16,7 @@ after the fix are in docs/performance.md.
 from __future__ import annotations
 
 import ast
+import re
 import functools
 import sys
 from pathlib import Path
@@ -124,6 +125,15 @@ def counted(run, data: bytes) -> int:
 
 
 RENAME = ("apply", "rename-attr", "--set", "from=a", "--set", "to=zz", "--dry-run")
+PIN = ("apply", "pin-nixpkgs", "--set", "rev=fe5e41d7ffc0421f0913e8472ce6238ed0daf8e3", "--dry-run")
+
+
+def _walks_into_nested_literals(n: int) -> str:
+    """`{ a = { a = { … }; a.z = 1; }; a.z = 1; }`: each `a.z` walks into the literal beside it."""
+    shape = "{ }"
+    for _ in range(n):
+        shape = "{ a = " + shape + "; a.z = 1; }"
+    return "{ lib }: " + shape
 
 # name: (the file for size n, its size n, the command, the exit code, what its output must say)
 SHAPES = {
@@ -157,6 +167,26 @@ SHAPES = {
     "self-imports-rename": (lambda n: "{ " + " ".join("a%d = import ./x.nix;" % i for i in range(n)) + " }", 40,
                             ("apply", "rename-files", "--set", "from=x.", "--set", "to=renamed.", "--dry-run"), 0,
                             "import of a renamed recipe follows it"),
+    # issue 36: a binding walking into an attrset literal read the literal whole, for every container around it
+    "walks-into-nested-literals": (_walks_into_nested_literals, 40, ("parse",), 0, "0 problems"),
+    # issue 36: the names around 1,000 edits of `lib.a or lib.a or …` were read once per edit, each the whole chain
+    "or-defaults-pin-nixpkgs": (lambda n: "{ lib }: " + "lib.a or " * n + "lib.x", 60, PIN, 0, "nixpkgs_pinned.lib.x"),
+    # issue 36: every `prev.x` of n overlays followed the same n layers to their definitions of x
+    "overlays-reading-prev": (
+        lambda n: "let pkgs = import <nixpkgs> { overlays = " + "[ (f: p: { x = p.x; }) ] ++ " * n + "[ ]; }; in pkgs.x",
+        30, ("apply", "rename-attr", "--set", "from=x", "--set", "to=y", "--dry-run"), 1, "is defined here",
+    ),
+    # issue 36: a set followed through `let in` n deep (recursion, now on a list)
+    "overlay-lets": (
+        lambda n: "{ pkgs }: (pkgs.extend (final: prev: " + "let in " * n + "{ x = prev.x; })).x", 60,
+        ("apply", "rename-attr", "--set", "from=x", "--set", "to=y", "--dry-run"), 1, "is defined here",
+    ),
+    # issue 36: `"a" + "a" + …` read by replace-in-strings (recursion, now on a list)
+    "string-sum-replace": (
+        lambda n: '{ description = ' + " + ".join(['"alpha"'] * n) + "; }", 60,
+        ("apply", "replace-in-strings", "--set", 'paths=["description"]', "--set", "old=alpha", "--set", "new=gamma",
+         "--dry-run"), 0, '"gamma" + "gamma"',
+    ),
 }
 
 
@@ -232,3 +262,17 @@ def test_syntax_layer_reads_no_parent_directly():
     found = [f"{path.name}:{node.lineno}: .{node.attr}" for path in sorted(SYNTAX_SOURCES.glob("*.py"))
              if path.name != "ancestry.py" for node in _property_reads(path)]
     assert found == []
+
+
+def test_the_rules_query_matches_single_nodes_only():
+    """A query pattern with a child constraint (`(binary_expression left: (binary_expression …))`) stays open across
+    the node's whole subtree in tree-sitter's query engine: on `a == a == …` 2,000 long it took 6 s (issue 36),
+    unseen by the counts above (one call into C). So each pattern of the rules' one query is a single node (or an
+    alternation of them), with predicates at most, and the rules look at parents and children in Python."""
+    from pinshift.syntax.parse_rules import _query, query_patterns
+
+    source, query = query_patterns(), _query()
+    for index in range(query.pattern_count):
+        pattern = source[query.start_byte_for_pattern(index) : query.end_byte_for_pattern(index)]
+        bare = re.sub(r"@\w+", "", re.sub(r"\(#[^()]*\)", "", pattern))  # without predicates and captures
+        assert not re.search(r"\(\s*[a-z_]+\s+[^)\s]", bare), f"pattern {index} has a child: {pattern}"

@@ -151,3 +151,84 @@ def test_nested_trailing_commas_agree_with_nix(shape, depth, nix_oracle, run_cli
     target = tmp_path / "f.nix"
     target.write_bytes(source)
     assert run_cli("parse", "--quiet", str(target)).exit_code == (0 if accepted else 1)
+
+
+# Issue 36: each shape it lists, and variants around each rule, against `nix-instantiate` (the issue's notes
+# are not the truth: `or` is allowed in more places than "as an attribute name", `a ? b ? c` chains, and a NUL
+# inside a string or a comment is a character, not the end of the file).
+ISSUE_36 = {
+    "chained comparisons": [
+        b"a: b: c: a == b == c", b"a: b: c: a != b == c", b"a: b: c: a < b < c", b"a: b: c: a <= b >= c",
+        b"a: b: c: a == b != c", b"a: b: c: a < b > c", b"a: b: c: a < -b < c", b"a: b: c: a == b == c == a",
+        b"a: b: c: (a == b) == c", b"a: b: c: a == (b == c)", b"a: b: c: a < b == c", b"a: b: c: a == b < c",
+        b"a: b: c: a ? b ? c", b"a: b: c: a -> b -> c", b"a: b: c: !a == !b", b"a: b: c: a >= b > c",
+    ],
+    "or": [
+        b"let or = 1; in or", b"[ or ]", b"{ or }: 1", b"a@{ or }: 1", b"f: f (or)", b"f: f or", b"f: [ f or ]",
+        b"f: [ f or or ]", b"f: g: f g or", b"f: f (f) or", b"x: f: f x.a or", b"x: [ x.a or ]", b"x: x.a or or",
+        b"x: x.or or 1", b"x: { inherit (x) or; }", b"x: x ? or", b"{ or = 1; }", b"let or = 1; in 1", b"x: 1 or",
+        b'x: "s" or', b"x: [ 1 or ]", b"x: [ or 1 ]", b"x: { a = x or; }", b"x: -x or", b"x: x or.a", b"x: x or or",
+        b"or: 1", b"or@{ }: 1", b"{ }@or: 1", b"{ a ? or }: 1", b"f: { a ? f or }: 1", b"x: x.${or}", b"f: f or f",
+        b"x: y: x.a or y or", b"x: y: z: x.a or y.b or z or", b"f: f ({ } or)", b"f: f [ ] or", b"rec { or = 1; }",
+        b"let { or = 1; body = 1; }", b"{ a.or.b = 1; }", b"x: x.or.or",
+    ],
+    "keywords as names": [
+        b"{ a, in }: 1", b"{ a, rec ? 1 }: 1", b"a@{ if }: 1", b"{ }@if: 1", b"{ a, then }: 1", b"{ a, b ? 1, else }: 1",
+        b"{ a, ... }@let: 1", b"in@{ a }: 1", b"{ a, inherit }: 1", b"[ in ]", b"{ a ? then }: 1", b"x: x.then",
+        b"x: { inherit (x) with; }", b"assert: 1",
+    ],
+    "whitespace": [
+        b"1\x0c", b"1\x0b", b"[ 1\x0c2 ]", b'"\x0c"', b"''\x0c''", b"1 #\x0c", b"1 /*\x0b*/", b'"${\x0c1}"', b"\x0c1",
+        b'"\\\x0c"', b"x: x.\x0ca", b"{\x0ba = 1; }", b"1\xc2\xa0", b"1\t\r\n",
+    ],
+    "comments ended by a CR": [
+        b"1 #\r)", b"[ 1 #\r2 ]", b"[ 1 #\r\n2 ]", b"# a\r# b\r1", b'# a\r"# b\r"', b"1\r", b"1 # x\r",
+        b"{ a = 1; #\r b = 2; }", b"{ a = 1; #\r a = 2; }", b"let a = 1; #\r in a", b"/* \r */ 1", b'"a\rb"',
+        b"x: x.a #\r.b",
+    ],
+    "paths after . and ?": [
+        b"x: x. a/b", b"x: x ? a/b", b"x: x.a/b", b"x: x ? a /b", b"x: x ? a - b", b"x: x ? a /*c*/ -b/c",
+        b"x: x ? a #c\r/b", b"x: x ? a -b/c", b"x: x ? a +b/c", b"x: x ? a .b/c", b"x: x ? a / b", b"x: x ? a//b",
+        b'x: x ? "a"/b', b"x: x ? ${x}/b", b"x: x ? a.b/c", b"x: x.a.b/c", b'x: x."a".b/c', b'x: x."a". b/c',
+        b"x: x.${x}.b/c", b"x: x. a.b", b"x: x ?a/b", b"x: x ? a -b", b"x: x ? a - b/c", b"x: x.a or x /c",
+        b"x: x.a /c", b"x: (x).a/b", b"x: x. a+b/c", b"x: x ? a'/b",
+    ],
+    "attribute names": [
+        b"{ ${''''\\n''} = 1; ${''''\\n''} = 2; }", b'{ ${/*c*/"a"} = 1; a = 2; }', b"{ ${''\n  a''} = 1; \"a\" = 2; }",
+        b"{ ${''\na''} = 1; \"\\na\" = 2; }", b"{ ${''''\\t''} = 1; \"\\t\" = 2; }", b"{ ${''''\\$''} = 1; \"$\" = 2; }",
+        b'{ ${ /*c*/ (/*d*/ "a") } = 1; a = 2; }', b"{ ${''   \n  a\n  b''} = 1; \"a\\nb\" = 2; }",
+        b"{ ${''\n\n  a''} = 1; \"\\na\" = 2; }", b"{ ${''\n''} = 1; \"\" = 2; }", b"{ ${''  \n$''} = 1; \"$\" = 2; }",
+        b"{ ${''\r\n a''} = 1; \"a\" = 2; }", b"{ ${''\t\n a''} = 1; \"a\" = 2; }", b"{ ${'' a\n  b\n  ''} = 1; \"a\\n b\\n\" = 2; }",
+        b"{ ${'''''''} = 1; \"''\" = 2; }", b"let ${''\\na''} = 1; in 1", b"{ inherit ${''a''}; a = 1; }",
+    ],
+    "attributes walked into nested attrsets (read one name at a time)": [
+        b"{ a = { b = { c = 1; }; b.d = 2; }; a.b.c = 3; }", b"{ a = { b = { c = 1; }; b.d = 2; }; a.b.d = 3; }",
+        b"{ a = { b = { c = 1; }; b.d = 2; }; a.b.e = 3; }", b"{ a = { b = { c = 1; }; }; a = { b.d = 2; }; }",
+        b"{ a = { b.c = 1; b = { d = 2; }; }; a.b.e = 3; }", b"{ a = { b.c = 1; b = { d = 2; }; }; a.b.d = 3; }",
+        b"{ a.b = { c = 1; }; a.b.c = 2; }", b"x: { a = { inherit x; }; a.x = 1; }", b"{ a = rec { b = 1; }; a.b.c = 2; }",
+        b"{ a = ({ b = 1; }); a.c = 2; }", b"{ a = { a = { a = { }; a.z = 1; }; a.z = 1; }; a.z = 1; }",
+        b"{ a = { a = { a = { z = 1; }; }; }; a.a.a.z = 1; }", b"{ a = { a = { a = { }; }; }; a.a.a.z = 1; a.a.a.z = 2; }",
+        b"let a = { b = 1; }; a.c = 2; a.b = 3; in a", b'{ a = { "b" = { }; }; a.${"b"}.c = 1; a.b.c = 2; }',
+    ],
+    "home paths interpolated right after ~/ (a gap of tree-sitter-nix 0.1.0)": [
+        b"x: ~/${x}", b"x: ~/${x}/", b"x: ~/${x}/a", b"x: ~/${x}//a", b'x: "~/${x}"', b"x: ~//${x}", b"x: a~/${x}",
+        b"x: [ ~/${x} ~/a ]", b"x: ~/${x}${x}",
+    ],
+    "NUL bytes": [
+        b"{ \0 }", b"1\0junk", b"\0", b"1 \0 +", b"{ a = 1; }\0\x01\x02", b'"a\0b"', b"# c\0\n1", b"# c\r\0\n1",
+        b'{ "a\0b" = 1; a = 2; }', b'"a\0b" + 1 \0 +', b"/* \0 */ 1", b"''a\0b''", b"x:x''\0 junk", b'./a/${"x"}\0',
+        b'"${"a\0"}" \0 ]', b"{ ${''a\0b''} = 1; a = 2; }", b"[ 1 ]\0",
+    ],
+}
+
+
+@pytest.mark.nix
+@pytest.mark.parametrize("source", [s for shapes in ISSUE_36.values() for s in shapes], ids=repr)
+def test_issue_36_constructs_agree_with_nix(source, nix_oracle, run_cli, tmp_path):
+    accepted, message = nix_oracle(source)
+    accepted = accepted or "undefined variable" in message
+    target = tmp_path / "f.nix"
+    target.write_bytes(source)
+    result = run_cli("parse", "--quiet", str(target))
+    assert result.exit_code == (0 if accepted else 1), (message, result)
+    assert "Traceback" not in result.output

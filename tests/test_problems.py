@@ -106,7 +106,7 @@ def test_valid_fixtures_have_no_problems_and_round_trip(path):
     data = path.read_bytes()
     doc = parse_document(data, str(path))
     assert doc.problems == ()
-    assert doc.data is data and doc.text(doc.root) == data[doc.root.start_byte :]
+    assert doc.data is data and doc.text(doc.root) == data[doc.root.start_byte : doc.end]  # a NUL ends Nix's reading
 
 
 @pytest.mark.parametrize("path", sorted((SYNTAX / "invalid").glob("*.nix")), ids=lambda p: p.name)
@@ -117,7 +117,7 @@ def test_invalid_fixtures_have_located_problems(path):
     for problem in doc.problems:
         assert str(problem).startswith(f"x.nix:{problem.line}:{problem.column}: syntax error")
         assert doc.position(problem.offset) == (problem.line, problem.column)
-        assert problem.source_line in data.decode("utf-8", "replace")
+        assert problem.source_line.strip("…") in data.decode("utf-8", "replace")  # a long line is cut, marked …
 
 
 def test_error_swallowing_the_file_is_reported_at_the_token_inside_it():
@@ -209,3 +209,52 @@ def test_where_a_duplicate_was_first_defined_is_shown_but_not_compared():
 def test_an_error_in_a_nested_default_still_counts():
     assert problems(b"{ a ? { b ? , }: 1, }: a")
     assert problems(b"{ a ? { b, ..., }: 1, }: a")
+
+
+# --- what Nix's grammar and lexer reject that tree-sitter-nix accepts (issue 36) ------------------
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        (b"a: b: c: a == b == c", ["f.nix:1:17: syntax error: unexpected '==' (comparisons do not chain: add parentheses)"]),
+        (b"a: b: c: a <= b >= c", ["f.nix:1:17: syntax error: unexpected '>=' (comparisons do not chain: add parentheses)"]),
+        (b"let or = 1; in or",
+         ["f.nix:1:16: syntax error: unexpected keyword 'or' (a variable 'or' only follows a simple expression: `f or`)"]),
+        (b"{ or }: 1", ["f.nix:1:3: syntax error: unexpected keyword 'or' (it cannot name an argument)"]),
+        (b"{ a, in }: 1", ["f.nix:1:6: syntax error: unexpected keyword 'in' (a keyword is not a name)"]),
+        (b"{ }@if: 1", ["f.nix:1:5: syntax error: unexpected keyword 'if' (a keyword is not a name)"]),
+        (b"1\x0c", ["f.nix:1:2: syntax error: unexpected form feed ('\\f') (Nix's whitespace is space, tab, CR and LF)"]),
+        (b"[ 1\x0b2 ]", ["f.nix:1:4: syntax error: unexpected vertical tab ('\\v') (Nix's whitespace is space, tab, CR and LF)"]),
+        (b"x: x. a/b", ["f.nix:1:7: syntax error: 'a/b' is a path for Nix, not an attribute name"]),
+        (b"x: x ? a -b/c",
+         ["f.nix:1:10: syntax error: unexpected path '-b/c' (Nix reads a path here, not an operator; add spaces)"]),
+        (b"1 #\r)", ["f.nix:1:5: syntax error: unexpected ')'"]),  # the comment ends at the CR
+        (b"{ a = 1; #\r a = 2; }", ["f.nix:1:13: syntax error: attribute 'a' already defined (first defined at 1:3)"]),
+    ],
+)
+def test_issue_36_rules_are_problems_with_their_location(source, expected):
+    assert [str(p) for p in problems(source)] == expected
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        b"a: b: c: a < b == c",  # the two kinds of comparison mix
+        b"a: b: c: (a == b) == c",
+        b"a: b: c: a ? b ? c",
+        b"f: g: x: with x; [ (f or) (f g or) [ f or ] ((f) or) (1 or) (x.a or f or) (x.a or x.b or f or) ]",
+        b"x: { or = 1; a.or.b = 2; c = x.or or x ? or; } // { inherit (x) or; }",
+        b"let or = 1; in 1",
+        b'"\x0c" + \'\'\x0b\'\' # \x0c',  # inside strings and comments a form feed is a character
+        b"[ 1 #\r2 ]",
+        b"x: x.a/b",  # one path
+        b"x: x ? a / b",
+        b"x: x ? a//b",
+        b"x: x.a or x /c",
+        b'{ ${"a"} = 1; b = 2; } # \0 after a NUL in a comment Nix reads on\n',
+        b"1 \0 {",  # a NUL between tokens: Nix reads no further
+    ],
+)
+def test_issue_36_what_nix_accepts_stays_accepted(source):
+    assert problems(source) == ()

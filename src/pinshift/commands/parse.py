@@ -3,6 +3,10 @@
 Each problem is `path:line:col: message` and, indented below it, its source line (a long line cut to a
 screen's width around the column). Problems of one file that say the same thing (numbers aside, as
 every report groups findings) are shown once, with the count of the rest; `--verbose` lists every one.
+
+A file holding a NUL byte, which every other command skips, is parsed the way Nix reads it (a NUL
+between tokens ends the file, syntax/reading.py): its verdict is Nix's, and a note on stderr says
+where Nix stops reading when that is before the end.
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ from __future__ import annotations
 import click
 
 from pinshift.report.display import printable
-from pinshift.files.tree import DEFAULT_MAX_BYTES, SkippedFile, display_path, nix_files
+from pinshift.files.tree import DEFAULT_MAX_BYTES, NulFile, SkippedFile, display_path, nix_files
 from pinshift.syntax.document import parse_document
 from pinshift.git.repo import listed_files
 
@@ -27,13 +31,20 @@ def parse(paths: tuple[str, ...], max_bytes: int, quiet: bool, verbose: bool) ->
         shown = display_path(tree, relative)
         try:
             data = tree.read(relative)
+        except NulFile as held:
+            data = held.data
         except SkippedFile as reason:
             skipped += 1
             click.echo(printable(f"{shown}: {str(reason).split(': ', 1)[-1]}"), err=True)
             continue
         checked += 1
-        found = parse_document(data, shown).problems
+        doc = parse_document(data, shown)
+        found = doc.problems
         problems += len(found)
+        if doc.end < len(data) and not any(problem.offset == doc.end for problem in found):
+            rest = len(data) - doc.end
+            click.echo(printable(f"{doc.location(doc.end)}: note: a NUL byte, where Nix stops reading "
+                                 f"(the {rest} bytes from it on are not Nix)"), err=True)
         for problem, repeats in _grouped(found, verbose):
             line = printable(problem.source_line.strip())
             click.echo(f"{printable(str(problem))}\n    {line}" if line else printable(str(problem)))

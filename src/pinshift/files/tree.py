@@ -21,11 +21,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Protocol
 
-from pinshift.files.content import DEFAULT_MAX_BYTES, SkippedFile, check_content
+from pinshift.files.content import DEFAULT_MAX_BYTES, NulFile, SkippedFile, check_content
 from pinshift.errors import UsageError
 
 __all__ = [
-    "DEFAULT_MAX_BYTES", "DirectoryTree", "SkippedFile", "SourceTree", "check_content", "display_path",
+    "DEFAULT_MAX_BYTES", "DirectoryTree", "NulFile", "SkippedFile", "SourceTree", "check_content", "display_path",
     "file_kind", "inode_flags", "nix_files", "temp_beside", "write_atomic",
 ]
 

@@ -18,6 +18,7 @@ from tree_sitter import Node
 
 _ESCAPES = {b"n": b"\n", b"r": b"\r", b"t": b"\t"}
 _IND_PIECE = re.compile(rb"(?:[^$']|\$[^{']|'[^'$])+", re.S)
+_OPENING_LINE = re.compile(rb"\A *\n")
 _IND_SINGLE = {b"''$": b"$", b"$": b"$", b"'''": b"''", b"'": b"'"}
 
 
@@ -26,7 +27,7 @@ def static_name(data: bytes, node: Node) -> bytes | None:
     if node.type == "identifier":
         return None if node.is_missing else data[node.start_byte : node.end_byte]
     if node.type == "interpolation":
-        inner = node.named_children[0] if node.named_children else None
+        inner = node.child_by_field_name("expression")  # not named_children[0]: `${/*c*/"a"}` holds a comment first
         while inner is not None and inner.type == "parenthesized_expression":
             inner = inner.child_by_field_name("expression")
         if inner is None:
@@ -40,7 +41,8 @@ def static_name(data: bytes, node: Node) -> bytes | None:
 
 
 def _string_value(data: bytes, node: Node) -> bytes | None:
-    """A double-quoted string without interpolation, unescaped as Nix does (CR and CRLF read as LF)."""
+    """A double-quoted string without interpolation, unescaped as Nix does (CR and CRLF read as LF; Nix's
+    unescaping stops at a NUL byte, so `"a\\0b"` is `a`)."""
     out = []
     for child in node.named_children:
         text = data[child.start_byte : child.end_byte]
@@ -51,20 +53,25 @@ def _string_value(data: bytes, node: Node) -> bytes | None:
         elif child.type == "string_fragment":
             out.append(text.replace(b"\r\n", b"\n").replace(b"\r", b"\n"))
         # dollar_escape (`\` of `\$`): its `$` follows as a one-byte fragment
-    return b"".join(out)
+    value = b"".join(out)
+    return value.split(b"\0", 1)[0] if b"\0" in data[node.start_byte : node.end_byte] else value
 
 
 def _indented_value(data: bytes, node: Node) -> bytes | None:
-    """An indented string Nix reads as one piece, with its indentation stripped; None otherwise."""
-    content = data[node.start_byte + 2 : node.end_byte - 2]
+    """An indented string Nix reads as one piece, with its indentation stripped; None otherwise.
+
+    Nix's opening token is `''` with the spaces and the line feed after it (`''(\\ *\\n)?`), so the
+    pieces start after them: `''\\n  a''` is the one piece `  a`, stripped to `a`.
+    """
     if any(child.type == "interpolation" for child in node.named_children):
         return None
+    content = _OPENING_LINE.sub(b"", data[node.start_byte + 2 : node.end_byte - 2], count=1)
     if not content:
         return b""
     if content in _IND_SINGLE:
         return _IND_SINGLE[content]
-    if len(content) == 3 and content.startswith(b"''\\"):
-        return _ESCAPES.get(content[2:], content[2:])
+    if len(content) == 4 and content.startswith(b"''\\"):  # `''\X`: one escape, X one byte
+        return _ESCAPES.get(content[3:], content[3:])
     if not _IND_PIECE.fullmatch(content):
         return None
     return _strip_indentation(content)

@@ -2,7 +2,9 @@
 
 Nothing is ever decoded and re-encoded: every position is a byte offset into
 `Document.data`, so BOMs, CRLF, tabs, non-UTF-8 bytes and a missing final
-newline survive every edit that does not touch them.
+newline survive every edit that does not touch them. The tree is parsed from
+the bytes as Nix reads them (reading.py: up to the first NUL byte, a lone CR
+read as a LF), at the same offsets.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import tree_sitter
 from pinshift.syntax.ancestry import Ancestry
 from pinshift.syntax.language import nix_language, parser  # noqa: F401  (nix_language: for older imports)
 from pinshift.syntax.problems import Problem, find_problems
+from pinshift.syntax.reading import nix_end, nix_reading, read_as_is
 
 LINE_WIDTH = 100  # bytes of a long source line a message shows, around the place it points at
 COUNTED = 8  # positions per document counted in the bytes before a line index is built
@@ -43,6 +46,11 @@ class Document:
     @property
     def root(self) -> tree_sitter.Node:
         return self.tree.root_node
+
+    @cached_property
+    def end(self) -> int:
+        """Where Nix stops reading: the first NUL byte (the tree ends there), else `len(data)`."""
+        return nix_end(self.data)
 
     @cached_property
     def ancestry(self) -> Ancestry:
@@ -110,6 +118,8 @@ class Document:
         Nix's rules only where something changed (`changed`; the result is the same).
         """
         edits = sorted(edits, key=lambda e: e.start)
+        if not (read_as_is(self.data) and read_as_is(data)):
+            return parse_document(data, self.path)  # a NUL or a lone CR: Nix's reading may change anywhere
         tree = self._moved_tree(edits, data)
         new_tree = parser().parse(data, tree)
         written, shift = [], 0
@@ -139,7 +149,9 @@ class Document:
         tests/test_retokened.py checks the result against fresh parses.
         """
         if "problems" not in self.__dict__ or self.problems or not edits or len(edits) > EXACT_EDITS:
-            return None  # many edits: each told to the tree costs a walk to it; a re-parse is linear
+            return None
+        if not read_as_is(self.data):
+            return None  # the tree was parsed from other bytes than `data` (reading.py)  # many edits: each told to the tree costs a walk to it; a re-parse is linear
         tokens = self.ancestry.locate([(edit.start, edit.end) for edit in edits])
         for edit, node in zip(edits, tokens):
             if not _keeps_tokens(self, edit, node):
@@ -226,7 +238,7 @@ def _advance(start: tuple[int, int], inserted: bytes) -> tuple[int, int]:
 
 def parse_document(data: bytes, path: str = "<memory>") -> Document:
     """Parse bytes into a Document; syntax problems are reported by `Document.problems`, never raised."""
-    return Document(path=path, data=data, tree=parser().parse(data))
+    return Document(path=path, data=data, tree=parser().parse(nix_reading(data)))
 
 
 _PLAIN_TEXT = re.compile(rb"[A-Za-z0-9 ._/:+=@,%-]*\Z")

@@ -25,11 +25,12 @@ cannot conflict, so a container is only modelled for the names it repeats.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from tree_sitter import Node
 
 from pinshift.syntax.attrnames import static_name
+from pinshift.syntax.stackless import Call, run
 
 ATTRSET_LITERALS = ("attrset_expression", "rec_attrset_expression")
 CONTAINERS = ATTRSET_LITERALS + ("let_expression", "let_attrset_expression")
@@ -51,7 +52,7 @@ class Duplicate:
 @dataclass
 class _Def:
     node: Node
-    value: Node | None = None  # an attrset literal this name holds, expanded on demand
+    value: Node | None = None  # an attrset literal this name holds, read on demand
     nested: "_Set | None" = None
 
     @property
@@ -59,9 +60,20 @@ class _Def:
         return self.nested is not None or self.value is not None
 
 
-@dataclass
 class _Set:
-    defs: dict = field(default_factory=dict)
+    """The names one attrset defines: those added so far, and for an attrset literal (`source`) its own
+    bindings, read one first name at a time when that name is looked up (`_Model.get`).
+
+    Reading a literal whole each time a binding walks into it made a check quadratic (and recursive) in
+    the nesting: `{ a = { a = { … }; a.z = 1; }; a.z = 1; }` 1,000 deep took 22 s (issue 36).
+    """
+
+    __slots__ = ("defs", "source", "read")
+
+    def __init__(self, source: Node | None = None):
+        self.defs: dict[bytes, _Def] = {}
+        self.source = source
+        self.read: set[bytes] = set()
 
 
 def _unwrap(node: Node | None) -> Node | None:
@@ -75,6 +87,10 @@ def _attrset_value(node: Node | None) -> Node | None:
     return node if node is not None and node.type in ATTRSET_LITERALS else None
 
 
+def _binding_set(container: Node) -> Node | None:
+    return next((c for c in container.named_children if c.type == "binding_set"), None)
+
+
 def _entries(binding_set: Node) -> Iterator[Node]:
     for child in binding_set.named_children:
         if child.type in ("binding", "inherit", "inherit_from"):
@@ -86,56 +102,93 @@ def _segments(binding: Node) -> list[Node]:
     return attrpath.children_by_field_name("attr") if attrpath is not None else []
 
 
+def _inherited(entry: Node) -> list[Node]:
+    attrs = entry.child_by_field_name("attrs")
+    return attrs.children_by_field_name("attr") if attrs is not None else []
+
+
 def _first_name(data: bytes, entry: Node) -> list[bytes]:
     """The static names an entry defines first: a binding's first segment, an inherit's names."""
     if entry.type == "binding":
         segments = _segments(entry)
         name = static_name(data, segments[0]) if segments else None
         return [name] if name is not None else []
-    attrs = entry.child_by_field_name("attrs")
-    names = (static_name(data, a) for a in attrs.children_by_field_name("attr")) if attrs is not None else ()
+    names = (static_name(data, a) for a in _inherited(entry))
     return [n for n in names if n is not None]
 
 
-class _Model:
-    """Nix's addAttr over some entries of one binding set, collecting duplicates."""
+# the entries of one binding set by the name they define first: (binding, None) or (inherit, its attr)
+Index = dict[bytes, list[tuple[Node, "Node | None"]]]
 
-    def __init__(self, data: bytes, found: list[Duplicate] | None):
-        self.data, self.found = data, found
+
+class _Model:
+    """Nix's addAttr over some entries of one binding set, collecting duplicates.
+
+    Its steps are generators run by stackless.run: a binding that walks into an attrset literal reads
+    that literal's bindings of the name it walks through, which may walk into another literal, as deep
+    as the file nests.
+    """
+
+    def __init__(self, data: bytes, found: list[Duplicate], indexes: dict[int, Index]):
+        self.data, self.found, self.indexes = data, found, indexes
+
+    def index(self, container: Node) -> Index:
+        """The entries of a literal by first name, made once per check of a file (`indexes`)."""
+        found = self.indexes.get(container.id)
+        if found is None:
+            found = self.indexes[container.id] = {}
+            binding_set = _binding_set(container)
+            for entry in _entries(binding_set) if binding_set is not None else ():
+                if entry.type == "binding":
+                    for name in _first_name(self.data, entry):
+                        found.setdefault(name, []).append((entry, None))
+                    continue
+                for attr in _inherited(entry):
+                    name = static_name(self.data, attr)
+                    if name is not None:
+                        found.setdefault(name, []).append((entry, attr))
+        return found
+
+    def get(self, into: _Set, name: bytes) -> Call[_Def | None]:
+        """What `into` defines as `name`, reading a literal's own bindings of it first (quietly: a duplicate
+        inside the literal is the literal's own problem, reported when it is checked)."""
+        if into.source is not None and name not in into.read:
+            into.read.add(name)
+            for entry, attr in self.index(into.source).get(name, ()):
+                if attr is None:
+                    yield self.add(into, entry, report=False)
+                elif name not in into.defs:
+                    into.defs[name] = _Def(attr)
+        return into.defs.get(name)
 
     def report(self, node: Node, first: Node, path: tuple[bytes, ...]) -> None:
-        if self.found is not None:
-            self.found.append(Duplicate(node, first, path))
+        self.found.append(Duplicate(node, first, path))
 
-    def expand(self, definition: _Def) -> _Set:
+    @staticmethod
+    def inside(definition: _Def) -> _Set:
         if definition.nested is None:
-            definition.nested = _Model(self.data, None).build(definition.value)
+            definition.nested = _Set(definition.value)
         return definition.nested
 
-    def build(self, container: Node, only: set[bytes] | None = None) -> _Set:
+    def build(self, container: Node, only: set[bytes]) -> Call[None]:
         into = _Set()
-        binding_set = next((c for c in container.named_children if c.type == "binding_set"), None)
+        binding_set = _binding_set(container)
         for entry in _entries(binding_set) if binding_set is not None else ():
-            if only is not None and not any(n in only for n in _first_name(self.data, entry)):
+            if not any(n in only for n in _first_name(self.data, entry)):
                 continue
             if entry.type == "binding":
-                self.add(into, entry)
-            else:
-                self.inherit(into, entry)
-        return into
-
-    def inherit(self, into: _Set, entry: Node) -> None:
-        attrs = entry.child_by_field_name("attrs")
-        for attr in attrs.children_by_field_name("attr") if attrs is not None else ():
-            name = static_name(self.data, attr)
-            if name is None:
+                yield self.add(into, entry, report=True)
                 continue
-            if name in into.defs:
-                self.report(attr, into.defs[name].node, (name,))
-            else:
-                into.defs[name] = _Def(attr)
+            for attr in _inherited(entry):
+                name = static_name(self.data, attr)
+                if name is None:
+                    continue
+                if name in into.defs:
+                    self.report(attr, into.defs[name].node, (name,))
+                else:
+                    into.defs[name] = _Def(attr)
 
-    def add(self, into: _Set, binding: Node) -> None:
+    def add(self, into: _Set, binding: Node, report: bool) -> Call[None]:
         segments = _segments(binding)
         if not segments:
             return
@@ -146,30 +199,37 @@ class _Model:
             if name is None:
                 return  # a dynamic segment: what follows lives in a set of its own
             path += (name,)
-            existing = current.defs.get(name)
+            existing = yield self.get(current, name)
             if existing is None:
                 existing = current.defs[name] = _Def(segment, nested=_Set())
             elif not existing.is_attrset:
-                self.report(segment, existing.node, path + self._rest(segments, len(path)))
+                if report:
+                    self.report(segment, existing.node, path + self._rest(segments, len(path)))
                 return
-            current = self.expand(existing)
+            current = self.inside(existing)
         last = segments[-1]
         name = static_name(self.data, last)
         if name is None:
             return
         path += (name,)
         value = _attrset_value(binding.child_by_field_name("expression"))
-        existing = current.defs.get(name)
+        existing = yield self.get(current, name)
         if existing is None:
             current.defs[name] = _Def(last, value=value)
         elif existing.is_attrset and value is not None:
-            target, source = self.expand(existing), _Model(self.data, None).build(value)
-            for inner, definition in source.defs.items():
-                if inner in target.defs:
-                    self.report(definition.node, target.defs[inner].node, path + (inner,))
+            # two attrset literals: the second's attributes join the first's, one level deep
+            target, source = self.inside(existing), _Set(value)
+            for inner in list(self.index(value)):
+                definition = yield self.get(source, inner)
+                clash = yield self.get(target, inner)
+                if definition is None:
+                    continue
+                if clash is not None:
+                    if report:
+                        self.report(definition.node, clash.node, path + (inner,))
                 else:
                     target.defs[inner] = definition
-        else:
+        elif report:
             self.report(last, existing.node, path)
 
     def _rest(self, segments: list[Node], done: int) -> tuple[bytes, ...]:
@@ -177,9 +237,12 @@ class _Model:
         return tuple(n if n is not None else b"${...}" for n in names)
 
 
-def attribute_duplicates(data: bytes, container: Node) -> list[Duplicate]:
-    """Conflicts between the bindings of one attrset / rec / let / `let { }` (see the module docstring)."""
-    binding_set = next((c for c in container.named_children if c.type == "binding_set"), None)
+def attribute_duplicates(data: bytes, container: Node, indexes: dict[int, Index] | None = None) -> list[Duplicate]:
+    """Conflicts between the bindings of one attrset / rec / let / `let { }` (see the module docstring).
+
+    `indexes` may be shared by the checks of one file's containers: each literal is indexed once.
+    """
+    binding_set = _binding_set(container)
     if binding_set is None:
         return []
     seen: set[bytes] = set()
@@ -201,7 +264,7 @@ def attribute_duplicates(data: bytes, container: Node) -> list[Duplicate]:
     if not repeated:
         return []
     found: list[Duplicate] = []
-    _Model(data, found).build(container, only=repeated)
+    run(_Model(data, found, {} if indexes is None else indexes).build(container, repeated))
     return found
 
 

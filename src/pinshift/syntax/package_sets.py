@@ -42,6 +42,7 @@ from tree_sitter import Node
 from pinshift.syntax.document import Document
 from pinshift.syntax.queries import name_of, nodes_spelling, unwrap
 from pinshift.syntax.scopes import Binder, binder_of, inherited_binder
+from pinshift.syntax.stackless import Call, run
 
 _ATTRSETS = ("attrset_expression", "rec_attrset_expression")
 _COMBINATORS = ("composeManyExtensions", "composeExtensions", "optionals", "optional")
@@ -147,16 +148,15 @@ class PackageSets:
         self.doc = doc
         self._by_site: dict[int, list[_Construction]] = {}
         self._by_function: dict[int, list[_Construction]] = {}
+        self._sets: dict[tuple[int, ...], tuple[tuple[Layer, ...], tuple[Node, ...]]] = {}  # see `_shared`
+        self._definitions: dict[tuple[tuple[int, ...], str], tuple[Definition, ...]] = {}
         self._index()
 
     # --- public ---------------------------------------------------------------------------
 
     def layers(self, expr: Node | None) -> list[Layer]:
         """The layers of the set `expr` denotes, nearest first (empty when it comes from elsewhere)."""
-        found: dict[int, Layer] = {}
-        for layer in self._layers(expr, "attrset", set(), []):
-            found.setdefault(layer.node.id, layer)
-        return list(found.values())
+        return list(self._followed(expr)[0])
 
     def opaque(self, expr: Node | None) -> list[Node]:
         """Overlays and packageOverrides of the set `expr` denotes whose result this file does not show.
@@ -164,13 +164,17 @@ class PackageSets:
         `overlays = [ (import ./overlay.nix) ]`, `final: prev: import ./python.nix final prev`: they may
         define any attribute, and only another file can tell.
         """
-        found: list[Node] = []
-        self._layers(expr, "attrset", set(), found)
-        return list({node.id: node for node in found}.values())
+        return list(self._followed(expr)[1])
 
     def definitions(self, expr: Node | None, name: str) -> list[Definition]:
         """Where this file defines attribute `name` of the set `expr` denotes."""
-        return [d for layer in self.layers(expr) for d in layer_definitions(self.doc, layer, name)]
+        key = self._shared(expr)
+        if key is not None and (key, name) in self._definitions:
+            return list(self._definitions[key, name])
+        found = [d for layer in self.layers(expr) for d in layer_definitions(self.doc, layer, name)]
+        if key is not None:
+            self._definitions[key, name] = tuple(found)
+        return found
 
     def is_set_argument(self, variable: Node) -> bool:
         """Whether a variable is an overlay's `final`/`prev` or packageOverrides' `pkgs` argument."""
@@ -179,37 +183,64 @@ class PackageSets:
 
     # --- following an expression --------------------------------------------------------
 
-    def _layers(self, expr: Node | None, kind: str, seen: set[int], opaque: list[Node]) -> list[Layer]:
+    def _followed(self, expr: Node | None) -> tuple[tuple[Layer, ...], tuple[Node, ...]]:
+        """(layers, opaque functions) of the set `expr` denotes, each once, in the order found."""
+        key = self._shared(expr)
+        if key is not None and key in self._sets:
+            return self._sets[key]
+        opaque: list[Node] = []
+        layers: dict[int, Layer] = {}
+        for layer in run(self._layers(expr, "attrset", set(), opaque)):
+            layers.setdefault(layer.node.id, layer)
+        found = tuple(layers.values()), tuple({node.id: node for node in opaque}.values())
+        if key is not None:
+            self._sets[key] = found
+        return found
+
+    def _shared(self, expr: Node | None) -> tuple[int, ...] | None:
+        """For the argument of overlays or packageOverrides (`prev`, `final`, `pkgs`), the sets they build: what
+        it denotes is the same in every function of those sets, and is followed once (1,000 overlays that each
+        read `prev.x` followed the same 1,000 layers for each). None for anything else."""
+        expr = unwrap(expr)
+        if expr is None or expr.type != "variable_expression":
+            return None
+        binder = binder_of(self.doc, expr)
+        constructions = self._by_function.get(binder.scope.id) if binder.kind in ("argument", "formal") else None
+        return tuple(id(c) for c in constructions) if constructions else None
+    # `_layers`, `_construction_layers` and `_functions` recurse as deep as the file nests (`let in` 1,000
+    # times, 1,000 overlays joined by `++`): generators that yield each call they make, run by stackless.run.
+
+    def _layers(self, expr: Node | None, kind: str, seen: set[int], opaque: list[Node]) -> Call[list[Layer]]:
         expr = unwrap(expr)
         if expr is None or expr.id in seen:
             return []
         seen.add(expr.id)
         found = []
         for construction in self._by_site.get(expr.id, ()):
-            found += self._construction_layers(construction, seen, opaque)
+            found += yield self._construction_layers(construction, seen, opaque)
         kind_of = expr.type
         if kind_of in _ATTRSETS:
             found.append(Layer(expr, kind))
         elif kind_of == "let_expression" or kind_of == "with_expression":
-            found += self._layers(expr.child_by_field_name("body"), kind, seen, opaque)
+            found += yield self._layers(expr.child_by_field_name("body"), kind, seen, opaque)
         elif kind_of == "if_expression":
-            found += self._layers(expr.child_by_field_name("consequence"), kind, seen, opaque)
-            found += self._layers(expr.child_by_field_name("alternative"), kind, seen, opaque)
+            found += yield self._layers(expr.child_by_field_name("consequence"), kind, seen, opaque)
+            found += yield self._layers(expr.child_by_field_name("alternative"), kind, seen, opaque)
         elif _is_operator(expr, "//"):
-            found += self._layers(expr.child_by_field_name("right"), kind, seen, opaque)
-            found += self._layers(expr.child_by_field_name("left"), kind, seen, opaque)
+            found += yield self._layers(expr.child_by_field_name("right"), kind, seen, opaque)
+            found += yield self._layers(expr.child_by_field_name("left"), kind, seen, opaque)
         elif kind_of == "variable_expression":
             binder = binder_of(self.doc, expr)
             if binder.kind in ("let", "rec"):
-                found += self._layers(bound_value(self.doc, binder), kind, seen, opaque)
+                found += yield self._layers(bound_value(self.doc, binder), kind, seen, opaque)
             elif binder.kind in ("argument", "formal"):
                 for construction in self._by_function.get(binder.scope.id, ()):
-                    found += self._construction_layers(construction, seen, opaque)
+                    found += yield self._construction_layers(construction, seen, opaque)
         elif kind_of == "apply_expression" and _callee_name(self.doc, expr) == "optionalAttrs":
-            found += self._layers(expr.child_by_field_name("argument"), kind, seen, opaque)
+            found += yield self._layers(expr.child_by_field_name("argument"), kind, seen, opaque)
         return found
 
-    def _construction_layers(self, construction: _Construction, seen: set[int], opaque: list[Node]) -> list[Layer]:
+    def _construction_layers(self, construction: _Construction, seen: set[int], opaque: list[Node]) -> Call[list[Layer]]:
         found = []
         elsewhere = construction.site.type != "apply_expression"
         for depth, kind, functions in ((2, "overlay", construction.overlays),
@@ -219,14 +250,14 @@ class PackageSets:
                     continue
                 seen.add(function.id)
                 result = _returned(function, depth)
-                returned = self._layers(result, kind, seen, opaque)
+                returned = yield self._layers(result, kind, seen, opaque)
                 if not returned and not (result is not None and result.type == "variable_expression"
                                          and self.is_set_argument(result)):  # `final: prev: prev` adds nothing
                     opaque.append(function)
                 found += [replace(layer, elsewhere=True) for layer in returned] if elsewhere else returned
         opaque.extend(construction.opaque)
         if construction.base is not None:
-            found += self._layers(construction.base, "attrset", seen, opaque)
+            found += yield self._layers(construction.base, "attrset", seen, opaque)
         return found
 
     # --- the index ------------------------------------------------------------------------
@@ -245,7 +276,7 @@ class PackageSets:
         for node in nodes_spelling(self.doc, b"packageOverrides"):
             value, args = self._named_value(node, "packageOverrides", under="config")
             construction = self._construction(_site(self.doc, args)) if value is not None and args is not None else None
-            for function in self._functions(value, set(), construction.opaque) if construction else ():
+            for function in run(self._functions(value, set(), construction.opaque)) if construction else ():
                 construction.overrides.append(function)
                 self._by_function.setdefault(function.id, []).append(construction)
         for method in (b"extend", b"appendOverlays"):
@@ -293,7 +324,7 @@ class PackageSets:
         return binding.child_by_field_name("expression"), container
 
     def _add_overlays(self, construction: _Construction, value: Node) -> None:
-        for function in self._functions(value, set(), construction.opaque):
+        for function in run(self._functions(value, set(), construction.opaque)):
             construction.overlays.append(function)
             self._by_function.setdefault(function.id, []).append(construction)
             inner = unwrap(function.child_by_field_name("body"))
@@ -319,7 +350,7 @@ class PackageSets:
             construction.base = select.child_by_field_name("expression")
         self._add_overlays(construction, apply.child_by_field_name("argument"))
 
-    def _functions(self, expr: Node | None, seen: set[int], opaque: list[Node]) -> list[Node]:
+    def _functions(self, expr: Node | None, seen: set[int], opaque: list[Node]) -> Call[list[Node]]:
         """The functions an overlay (or overlays) expression names: in lists, `++`, let names, combinators.
 
         What names none this file shows (`import ./overlay.nix`, `inputs.x.overlays.default`) goes to `opaque`.
@@ -334,13 +365,16 @@ class PackageSets:
             value = bound_value(self.doc, binder_of(self.doc, expr))
             if value is None:
                 opaque.append(expr)
-            return self._functions(value, seen, opaque)
+            return (yield self._functions(value, seen, opaque))
         if expr.type == "list_expression":
-            return [f for element in expr.named_children if element.type != "comment"
-                    for f in self._functions(element, seen, opaque)]
+            found = []
+            for element in expr.named_children:
+                if element.type != "comment":
+                    found += yield self._functions(element, seen, opaque)
+            return found
         if _is_operator(expr, "++"):
-            return self._functions(expr.child_by_field_name("left"), seen, opaque) + \
-                self._functions(expr.child_by_field_name("right"), seen, opaque)
+            left = yield self._functions(expr.child_by_field_name("left"), seen, opaque)
+            return left + (yield self._functions(expr.child_by_field_name("right"), seen, opaque))
         callee = _callee_name(self.doc, expr) if expr.type == "apply_expression" else None
         if callee in _COMBINATORS:
             arguments, call = [], expr
@@ -349,7 +383,10 @@ class PackageSets:
                 call = unwrap(call.child_by_field_name("function"))
             if callee in ("optionals", "optional"):
                 arguments = arguments[1:]  # the condition
-            return [f for argument in arguments for f in self._functions(argument, seen, opaque)]
+            found = []
+            for argument in arguments:
+                found += yield self._functions(argument, seen, opaque)
+            return found
         opaque.append(expr)
         return []
 

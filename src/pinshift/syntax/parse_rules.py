@@ -6,8 +6,12 @@
 - path literals with a trailing slash or an empty segment (paths.py);
 - an integer literal above 2^63 - 1: "invalid integer"; a float literal out of a double's range
   (`1.8e308`, `1.0e-400`: C's strtod reports ERANGE): "invalid float";
-- a keyword as an attribute name after a dot or in an inherit (`x.rec`, `a.if = 1;`,
-  `inherit let;`), which tree-sitter-nix takes for an identifier; `or` is allowed;
+- what Nix's grammar rejects and tree-sitter-nix's does not: a keyword as any name, `or` outside
+  the places Nix takes it, chained comparisons (grammar_rules.py);
+- what Nix's lexer reads otherwise: a form feed or vertical tab between tokens, a path where
+  tree-sitter-nix reads an attribute name or an operator (lexer_rules.py);
+- nesting deeper than Nix's parser stack holds (10,000 entries: 4,998 lists, 2,497 curried
+  functions; nesting.py);
 - `inherit ${x};` / `inherit (s) "a${b}";`: "dynamic attributes not allowed in inherit";
 - `let ${x} = 1; in ...`: "dynamic attributes not allowed in let" (`rec { ${x} = 1; }` is fine);
 - an attribute defined twice in one attrset, rec or let, a formal named twice (duplicates.py).
@@ -38,11 +42,13 @@ from pinshift.syntax.attrnames import static_name
 from pinshift.syntax.language import nix_language
 from pinshift.syntax.source import Source
 from pinshift.syntax.duplicates import CONTAINERS, attribute_duplicates, formal_duplicates
+from pinshift.syntax.grammar_rules import PATTERNS as GRAMMAR_PATTERNS, grammar_findings
+from pinshift.syntax.lexer_rules import PATTERNS as LEXER_PATTERNS, lexer_findings
+from pinshift.syntax.nesting import nesting_problem
 from pinshift.syntax.paths import PATH_TYPES, Reread, check_path
 
 
 INT_MAX = 2**63 - 1
-_KEYWORDS = ("if", "then", "else", "assert", "with", "let", "in", "rec", "inherit")
 DBL_MIN = Decimal(sys.float_info.min)
 
 # (offset, message, detail): the detail (where the first definition is) is shown but not compared
@@ -58,13 +64,18 @@ _CAPTURES = {
 }
 
 
+def query_patterns() -> str:
+    """The patterns of the one query every rule reads. Each is a single node (tests/test_growth.py): tree-sitter's
+    query engine keeps a pattern with a child constraint open across the node's whole subtree, quadratic on a
+    chain such as `a == a == …` (grammar_rules.py)."""
+    patterns = " ".join("[%s] @%s" % (" ".join(f"({t})" for t in types), name) for name, types in _CAPTURES.items())
+    return " ".join([patterns, GRAMMAR_PATTERNS, LEXER_PATTERNS])
+
+
 @functools.lru_cache(maxsize=1)
 def _query() -> Query:
-    patterns = " ".join("[%s] @%s" % (" ".join(f"({t})" for t in types), name) for name, types in _CAPTURES.items())
-    keywords = " ".join(f'"{k}"' for k in _KEYWORDS)  # tree-sitter-nix reads these as names there; Nix does not
-    names = "[(attrpath (identifier) @keyword) (inherited_attrs (identifier) @keyword)]"
-    patterns += f" ({names} (#any-of? @keyword {keywords}))"
-    return Query(nix_language(), patterns)
+    """One query for every rule: each pass over the tree is made in C, once."""
+    return Query(nix_language(), query_patterns())
 
 
 _FEW_SPANS = 32  # a query limited to a span still starts at the root: more spans, one query of the file
@@ -171,7 +182,10 @@ def rule_problems(doc: Source, regions: Sequence[tuple[int, int]] | None,
                   grammar_nodes: Callable) -> Iterator[Finding]:
     """Nix's parse-time rules broken in `doc` (only around `regions`, when given), unsorted."""
     if _is_empty(doc):
-        yield len(doc.data), "syntax error: unexpected end of file (the file holds no expression)", ""
+        yield doc.end, "syntax error: unexpected end of file (the file holds no expression)", ""
+    too_deep = nesting_problem(doc)  # decided at the root for a file of fewer than 10,000 nodes
+    if too_deep is not None:
+        yield too_deep
     if regions is not None and inside_literal_text(doc, regions):
         return
     captures = _captures(doc, regions)
@@ -185,9 +199,8 @@ def rule_problems(doc: Source, regions: Sequence[tuple[int, int]] | None,
                 yield finding[0], finding[1], ""
     if rereads:
         yield from _update_readings(doc, rereads, grammar_nodes)
-    for node in captures.get("keyword", ()):
-        keyword = data[node.start_byte : node.end_byte].decode()
-        yield node.start_byte, f"syntax error: unexpected keyword '{keyword}' as an attribute name", ""
+    yield from grammar_findings(doc, captures)
+    yield from lexer_findings(doc, captures, _merged(regions, len(data)) if regions is not None else None)
     for node in captures.get("int", ()):
         text = data[node.start_byte : node.end_byte]
         if len(text) >= 19 and text.isdigit() and int(text) > INT_MAX:
@@ -200,10 +213,11 @@ def rule_problems(doc: Source, regions: Sequence[tuple[int, int]] | None,
         for attr in node.children_by_field_name("attr"):
             if not attr.is_missing and static_name(data, attr) is None:
                 yield attr.start_byte, "syntax error: dynamic attributes not allowed in inherit", ""
+    indexes: dict = {}  # each attrset literal's bindings by first name, shared by the containers around it
     for node in captures.get("container", ()):
         if node.type == "let_expression":
             yield from _dynamic_in_let(data, node)
-        for duplicate in attribute_duplicates(data, node):
+        for duplicate in attribute_duplicates(data, node, indexes):
             line, column = doc.position(duplicate.first.start_byte)
             yield (
                 duplicate.node.start_byte,

@@ -47,6 +47,16 @@ PATH_TYPES = ("path_expression", "hpath_expression")
 Finding = tuple[int, str]
 
 
+def path_token_end(data: bytes, offset: int) -> int:
+    """Where the PATH token Nix's lexer reads at `offset` ends (`a/b`, `/b`, `.b/c`, `-b/c`), or -1 when none starts there.
+
+    Nix's lexer does not know what the parser expects: where such a token starts, it is a path, also
+    where tree-sitter-nix reads a name or an operator (lexer_rules.py).
+    """
+    match = _PATH.match(data, offset)
+    return match.end() if match is not None else -1
+
+
 def _pieces(data: bytes, node: Node) -> list[tuple[int, bytes | None]]:
     """The path's literal pieces (offset, bytes) and interpolations (offset, None), in order."""
     return [
@@ -85,7 +95,7 @@ def check_path(data: bytes, node: Node) -> Iterator[Finding | Reread]:
         return
     start, first = pieces[0]
     before_interpolation = len(pieces) > 1 and pieces[1][1] is None
-    home = node.type == "hpath_expression"
+    home = node.type == "hpath_expression" or first.startswith(b"~")  # `~/${x}` is read as `./${x}` (reading.py)
     if before_interpolation and (first == b"~/" if home else _SEGMENT.fullmatch(first)):
         token = first  # `a/${`, `~/${`: Nix's PATH_SEG / HPATH_START before an interpolation
     else:

@@ -204,6 +204,7 @@ def _describe(doc: Source, node: Node) -> str:
     return f"syntax error: unexpected {first!r}" if first else "syntax error"
 
 
+NUL_MESSAGE = "syntax error: unexpected end of file at a NUL byte (Nix reads a NUL between tokens as the end)"
 BOM = b"\xef\xbb\xbf"
 BOM_MESSAGE = "syntax error: byte-order mark (Nix rejects a file starting with a UTF-8 BOM; remove its first 3 bytes)"
 
@@ -220,6 +221,8 @@ def find_problems(doc: Source, regions: Sequence[tuple[int, int]] | None = None)
         # No source line: a problem's key includes it, and edits on line 1 must not make this one look new.
         found.append(Problem(doc.path, 0, 1, 1, BOM_MESSAGE, ""))
     located = [(node.start_byte, _describe(doc, node), "") for node in grammar_problem_nodes(doc.root)]
+    if located and doc.end < len(doc.data):  # the tree ends at a NUL byte (reading.py): say why it ends there
+        located.append((doc.end, NUL_MESSAGE, ""))
     located += rule_problems(doc, regions, grammar_problem_nodes)
     for offset, message, detail in sorted(located, key=lambda item: item[0]):
         line, column = doc.position(offset)

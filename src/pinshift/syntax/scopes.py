@@ -395,9 +395,23 @@ def _candidate_names(before: Document, after: Document, edits: Sequence) -> set[
         for first, last in widened:
             names.update(m.group().decode("utf-8", "surrogateescape") for m in _NAME.finditer(doc.data, first, last))
         around = doc.ancestry.locate([_trimmed(doc.data, first, last) for first, last in widened])
-        for node in {node.id: node for node in around}.values():  # the smallest node around each, each once
+        for node in _outermost(around):  # the smallest node around each edit, once, and none inside another
             names |= referenced_names(doc, node)
     return names - _KEYWORDS
+
+
+def _outermost(nodes: Sequence[Node]) -> list[Node]:
+    """`nodes` without those inside another of them (whose names are that one's too).
+
+    The nodes around 1,000 edits of `lib.a or lib.a or …` each hold the rest of the chain: walking each
+    was quadratic (issue 36). Tree nodes nest or are apart, so one sweep in source order finds them.
+    """
+    found: list[Node] = []
+    for node in sorted({node.id: node for node in nodes}.values(), key=lambda n: (n.start_byte, -n.end_byte)):
+        if found and node.end_byte <= found[-1].end_byte and node.start_byte >= found[-1].start_byte:
+            continue
+        found.append(node)
+    return found
 
 
 def _only_literal_text(before: Document, after: Document, edits: Sequence) -> bool:

@@ -19,6 +19,7 @@ class Source(Protocol):
 
     path: str
     data: bytes
+    end: int  # where Nix stops reading `data` (its first NUL byte, else its length): the tree ends there
 
     @property
     def root(self) -> Node: ...
