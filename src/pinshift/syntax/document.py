@@ -149,9 +149,9 @@ class Document:
         tests/test_retokened.py checks the result against fresh parses.
         """
         if "problems" not in self.__dict__ or self.problems or not edits or len(edits) > EXACT_EDITS:
-            return None
+            return None  # many edits: each told to the tree costs a walk to it; a re-parse is linear
         if not read_as_is(self.data):
-            return None  # the tree was parsed from other bytes than `data` (reading.py)  # many edits: each told to the tree costs a walk to it; a re-parse is linear
+            return None  # the tree was parsed from other bytes than `data` (reading.py)
         tokens = self.ancestry.locate([(edit.start, edit.end) for edit in edits])
         for edit, node in zip(edits, tokens):
             if not _keeps_tokens(self, edit, node):
