@@ -10,6 +10,7 @@ is refused with "infinite recursion"; a recipe that never evaluated is no regres
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -315,3 +316,30 @@ def test_the_section_shows_ten_groups_and_counts_the_rest(make_repo, run_cli, tm
     assert section[10] == "… and 2 more groups of 2 recipes (--verbose or --format json lists them)"
     verbose = run_cli(*args, "--verbose").stdout.split("What the recipes build\n", 1)[1].split("\n\n", 1)[0]
     assert len(verbose.splitlines()) == 12
+
+
+def test_no_build_check_evaluates_nothing_and_the_report_says_so(make_repo, run_cli, tmp_path, monkeypatch):
+    """--no-build-check: the step that breaks two companions is committed, no nix-instantiate runs, and both the
+    report and the summary say that what the recipes build was not checked."""
+    real = require_nix()
+    calls = tmp_path / "calls"
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    (shim / "nix-instantiate").write_text(f'#!/bin/sh\necho called >> "{calls}"\nexec "{real}" "$@"\n')
+    (shim / "nix-instantiate").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{os.environ['PATH']}")
+    root = make_repo(fixture_files("companions"))
+    args = ("migrate", recipe(tmp_path, REMOVE), "--repo", str(root), "--from", "main", "--branch", "next")
+    dry = json.loads(run_cli(*args, "--no-build-check", "--dry-run", "--format", "json").stdout)
+    jsonschema.validate(dry, REPORT_SCHEMA)
+    assert dry["builds"]["checked"] is False
+    assert dry["builds"]["notes"][0].startswith("what the recipes build was not checked (--no-build-check)")
+    assert not dry["steps"][0]["refused"]
+    result = run_cli(*args, "--no-build-check")
+    assert result.exit_code == 0, result
+    assert "not checked (--no-build-check)" in result.stdout
+    assert git(root, "ls-tree", "--name-only", "next", f"{PKGS}/").split() == [
+        f"{PKGS}/torchaudio-python313-cuda12_9-sm75-avx2.nix", f"{PKGS}/torchvision-python313-cuda12_9-sm75-avx2.nix"]
+    assert not calls.exists()
+    checked = run_cli(*args[:-1], "other", "--dry-run")  # the same dry run with the check: the shim is called
+    assert checked.exit_code == 1 and "no longer evaluates" in checked.stderr and calls.exists()

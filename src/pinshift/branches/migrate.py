@@ -56,6 +56,7 @@ class MigrateOptions:
     trust_repo: bool = False  # consent to import the repository's .pinshift/migrations/ kinds a step needs
     nixpkgs: Path | None = None  # a local nixpkgs clone for steps that ask one (pinshift.checks.pin_inputs)
     allow_broken: bool = False  # commit steps after which a recipe no longer evaluates (pinshift.checks.build_check)
+    build_check: bool = True  # evaluate what the recipes build after each step (--no-build-check: not, and say so)
     run: RunOptions = field(default_factory=RunOptions)
 
 
@@ -234,7 +235,8 @@ def check_builds(migration: Migration, planned: Plan) -> None:
     intents = {number: intended(kind.module, params) for number, (_, kind, params) in enumerate(migration.steps, 1)}
     notes: list[str] = []
     check_plan(migration.repository.tree(migration.start_commit), planned, intents, migration.options.allow_broken,
-               note=lambda line: notes.append(line.removeprefix("pinshift: note: ")))
+               note=lambda line: notes.append(line.removeprefix("pinshift: note: ")),
+               enabled=migration.options.build_check)
     planned.builds.notes.extend(notes)
 
 
@@ -384,7 +386,8 @@ def resume_command(migration: Migration) -> str:
             words += [flag, str(value)]
     words += [flag for flag, given in (("--trust-repo", options.trust_repo), ("--no-verify", options.no_verify),
                                        ("--strict", options.strict), ("--keep-partial", options.keep_partial),
-                                       ("--allow-broken", options.allow_broken))
+                                       ("--allow-broken", options.allow_broken),
+                                       ("--no-build-check", not options.build_check))
               if given]
     return " ".join(shlex.quote(word) for word in words)
 

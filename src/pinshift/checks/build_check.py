@@ -33,6 +33,8 @@ from pinshift.planning.plan import FileChange, Outcome, Plan, StepPlan, Warning,
 
 SKIPPED = ("what the recipes build was not checked: nix-instantiate is not on PATH (install Nix, Debian: "
            "apt-get install nix-bin, to evaluate each step's recipes offline)")
+TURNED_OFF = ("what the recipes build was not checked (--no-build-check): a step that breaks a recipe's evaluation "
+              "or changes more than its kind intends is not caught")
 
 
 @dataclass
@@ -153,9 +155,14 @@ def beyond_words(kind: str, changes: Sequence[Change], every: Sequence[Change] =
 
 
 def check_plan(tree, plan: Plan, intents: dict[int, tuple[str, ...] | None], allow_broken: bool = False,
-               note: Callable[[str], None] | None = None, nix: str | None = None) -> BuildsCheck:
+               note: Callable[[str], None] | None = None, nix: str | None = None, enabled: bool = True) -> BuildsCheck:
     """Evaluate the start tree and the tree after each step of `plan`; refuse or warn on `plan`'s steps (new
-    FileChanges appended, nothing else of the plan touched); the result is also `plan.builds`."""
+    FileChanges appended, nothing else of the plan touched); the result is also `plan.builds`. `enabled` False
+    (--no-build-check): nothing evaluated, and the result says so."""
+    if not enabled:
+        result = BuildsCheck(False, notes=[TURNED_OFF], allow_broken=allow_broken)
+        plan.builds = result
+        return result
     nix = nix or find_nix()
     if nix is None:
         result = BuildsCheck(False, notes=[SKIPPED], allow_broken=allow_broken)

@@ -244,6 +244,9 @@ def report_after_commits(done: str | None):
 @click.option("--allow-broken", is_flag=True,
               help="Commit a step after which a recipe that evaluated no longer does (the report says so; "
                    "docs/diff.md).")
+@click.option("--no-build-check", "no_build_check", is_flag=True,
+              help="Do not evaluate what the recipes build after each step (faster on thousands of recipes; the "
+                   "report says it was not checked).")
 @click.option("--migrations", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Load extra step kinds from the *.py files of DIR (naming DIR consents to running them).")
 @click.option("--trust-repo", is_flag=True,
@@ -256,7 +259,7 @@ def report_after_commits(done: str | None):
                    "attributes and .override arguments at the new pin.")
 @report_options
 def migrate(recipe, repo, bases, branch, dry_run, resume, force, keep_partial, push, no_verify, strict, allow_broken,
-            migrations, trust_repo, verify, nixpkgs, report_format, report_output, no_color, check) -> None:
+            no_build_check, migrations, trust_repo, verify, nixpkgs, report_format, report_output, no_color, check) -> None:
     """Run RECIPE onto a new branch from its base, one commit per step that changes something.
 
     Works in a temporary git worktree: your current branch, working tree, index
@@ -268,7 +271,8 @@ def migrate(recipe, repo, bases, branch, dry_run, resume, force, keep_partial, p
     options = MigrateOptions(recipe=recipe, repo=repo, base=bases[0] if len(bases) == 1 else None, bases=bases,
                              branch=branch, dry_run=dry_run, resume=resume,
                              force=force, keep_partial=keep_partial, push=push, no_verify=no_verify, strict=strict,
-                             migrations=migrations, trust_repo=trust_repo, nixpkgs=nixpkgs, allow_broken=allow_broken)
+                             migrations=migrations, trust_repo=trust_repo, nixpkgs=nixpkgs, allow_broken=allow_broken,
+                             build_check=not no_build_check)
     verify_options = None
     if verify:
         from pinshift.checks.verify import VerifyOptions
