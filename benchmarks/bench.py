@@ -12,16 +12,18 @@ apply each in a fresh clone whose checkout is synced to disk before it is timed)
     sed       sed -i doing the seed's two replacements, then `git add -A && git commit` of the result
     ast-grep  ast-grep run -p 'nixpkgs_pinned.python3Packages.torch' -r '...python313Packages.torch' -U
 
-Each pinshift command is measured twice: *cold*, with the plan memo off (`PINSHIFT_CACHE=off`: every
-file read, parsed and planned), and *warm*, after an untimed run of the same command has filled the
-plan memo (src/pinshift/planning/memo.py) in the benchmark's own cache directory, as a `--dry-run` fills it
-for the `migrate` that follows. It prints a table of times and one of the ratios the issue sets
-targets for, cold and warm: dry-run / parse (<= 1.0), migrate / (sed + add + commit) (<= 2.0),
-apply / ast-grep (<= 1.0), and peak RSS (<= 300 MB at 10,000, <= 400 MB at 40,000). ast-grep comes
-from PyPI (`ast-grep-cli`), installed into a virtual environment of the benchmark's own; without it
-that column says why.
+Each pinshift command is measured twice (issue 35): *cold*, each run with its own empty cache directory
+(`XDG_CACHE_HOME`: every file read, parsed and planned, and the plan memo written), and *warm*, after an
+untimed run of the same command has filled the plan memo (src/pinshift/planning/memo.py) in the benchmark's
+own cache directory, as a `--dry-run` fills it for the `migrate` that follows. pinshift's migrate rows run
+with `--no-build-check`, so that they do what sed, ast-grep and the parse do; the "dry cold +builds" column is
+the same cold dry run evaluating what the recipes build after each step (issue 32), once. It prints a table of
+times and one of the ratios issue 35 sets targets for: migrate cold / (sed + add + commit) <= 2.0, dry-run
+cold / parse <= 2.0, dry-run warm / parse <= 1.0, apply cold / ast-grep <= 2.0, and peak RSS (<= 400 MB at
+40,000). ast-grep comes from PyPI (`ast-grep-cli`), installed into a virtual environment of the benchmark's
+own; without it that column says why.
 
-Usage: python benchmarks/bench.py [--sizes 66,1000,10000,40000] [--repeat 3] [--keep DIR]
+Usage: python benchmarks/bench.py [--sizes 66,1000,10000,40000] [--repeat 3] [--keep DIR] [--no-builds]
 Wall times are the best of `--repeat` runs; peak RSS is the child's maximum resident set.
 """
 
@@ -34,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from pinshift.demo.matrix import NEW_REV, OLD_REV, Variant, render_recipe, variants
@@ -182,16 +185,38 @@ AST_GREP = ["run", "--lang", "nix", "-p", "nixpkgs_pinned.python3Packages.torch"
             "-r", "nixpkgs_pinned.python313Packages.torch", "-U", ".flox/pkgs"]
 
 
+_COLD = [0]
+
+
 def _pinshift_env(base: dict[str, str], scratch: Path, cache: bool) -> dict[str, str]:
-    """pinshift's environment: its plan memo in the benchmark's own cache directory, or turned off."""
-    env = dict(base, XDG_CACHE_HOME=str(scratch / "cache"))
+    """pinshift's environment: warm, the benchmark's own cache directory (filled by an earlier run); cold, a new
+    empty cache directory of its own (issue 35: what a first run pays, writing its memo included)."""
+    if cache:
+        directory = scratch / "cache"
+    else:
+        _COLD[0] += 1
+        directory = scratch / f"cold-cache-{_COLD[0]}"
+    env = dict(base, XDG_CACHE_HOME=str(directory))
     env.pop("PINSHIFT_CACHE", None)
-    if not cache:
-        env["PINSHIFT_CACHE"] = "off"
     return env
 
 
-def run(sizes: list[int], repeat: int, keep: Path | None) -> None:
+def _cold(command: list[str], cwd: Path, repeat: int, scratch: Path, plain: dict[str, str],
+          before: Callable[[], None] | None = None) -> tuple[float, float]:
+    """(best seconds, peak MB) of `repeat` runs, each with its own empty cache directory."""
+    global USER_ENV
+    best, peak = float("inf"), 0.0
+    for _ in range(repeat):
+        if before is not None:
+            before()
+        USER_ENV = _pinshift_env(plain, scratch, False)
+        seconds, mb = measure(command, cwd, 1)
+        best, peak = min(best, seconds), max(peak, mb)
+    USER_ENV = plain
+    return best, peak
+
+
+def run(sizes: list[int], repeat: int, keep: Path | None, builds: bool = True) -> None:
     global USER_ENV
     scratch = Path(keep or tempfile.mkdtemp(prefix="pinshift-bench-"))
     scratch.mkdir(parents=True, exist_ok=True)
@@ -206,24 +231,45 @@ def run(sizes: list[int], repeat: int, keep: Path | None) -> None:
         files = sorted((repo / ".flox" / "pkgs").glob("*.nix"))
         shutil.rmtree(scratch / "cache", ignore_errors=True)
         row: dict[str, float | None] = {"files": size}
-        dry = [pinshift, "migrate", RECIPE, "--dry-run", "--format", "json", "--output", str(scratch / f"report-{size}.json")]
-        for cache in (False, True):  # cold: the plan memo off; warm: what it remembers of the untimed first run
-            label = "warm" if cache else "cold"
-            USER_ENV = _pinshift_env(plain_env, scratch, cache)
-            subprocess.run([pinshift, "migrate", RECIPE, "--dry-run"], cwd=repo, capture_output=True, env=USER_ENV)
-            row[f"dry {label}"], row[f"dry MB {label}"] = measure(dry, repo, repeat)
-            times, peak = [], 0.0
-            for attempt in range(repeat):
-                branch = f"bench-{attempt}"
-                seconds, mb = measure([pinshift, "migrate", RECIPE, "--branch", branch], repo, 1)
-                times.append(seconds)
-                peak = max(peak, mb)
-                git(repo, "branch", "-D", branch)
-            row[f"migrate {label}"], row[f"migrate MB {label}"] = min(times), peak
-            if cache:  # one untimed apply on a copy: what a warm apply finds remembered
-                timed([pinshift, *RENAME], checkout_copy(repo, scratch))
-            row[f"apply {label}"] = min(timed([pinshift, *RENAME], checkout_copy(repo, scratch)) for _ in range(repeat))
+        # the rows compare what sed, ast-grep and a parse do: the edits, not the evaluation of what the recipes
+        # build (issue 32's check, --no-build-check here; its own cost is the "dry cold +builds" column)
+        dry = [pinshift, "migrate", RECIPE, "--dry-run", "--no-build-check", "--format", "json", "--output",
+               str(scratch / f"report-{size}.json")]
+        row["dry cold"], row["dry MB cold"] = _cold(dry, repo, repeat, scratch, plain_env)
+        row["dry builds"], row["dry MB builds"] = (_cold([a for a in dry if a != "--no-build-check"], repo, 1, scratch,
+                                                         plain_env) if builds else (None, 0.0))
+        attempt = [0]
+
+        def migrate_command() -> list[str]:
+            attempt[0] += 1
+            return [pinshift, "migrate", RECIPE, "--no-build-check", "--branch", f"bench-{attempt[0]}"]
+
+        times, peak = [], 0.0
+        for _ in range(repeat):
+            seconds, mb = _cold(migrate_command(), repo, 1, scratch, plain_env)
+            times.append(seconds)
+            peak = max(peak, mb)
+            git(repo, "branch", "-D", f"bench-{attempt[0]}")
+        row["migrate cold"], row["migrate MB cold"] = min(times), peak
+        row["apply cold"] = min(_cold([pinshift, *RENAME], checkout_copy(repo, scratch), 1, scratch, plain_env)[0]
+                                for _ in range(repeat))
+        # warm: the benchmark's own cache directory, filled by an untimed run of the same command
+        shutil.rmtree(scratch / "cache", ignore_errors=True)
+        USER_ENV = _pinshift_env(plain_env, scratch, True)
+        subprocess.run(dry, cwd=repo, capture_output=True, env=USER_ENV)
+        row["dry warm"], row["dry MB warm"] = measure(dry, repo, repeat)
+        times, peak = [], 0.0
+        for _ in range(repeat):
+            seconds, mb = measure(migrate_command(), repo, 1)
+            times.append(seconds)
+            peak = max(peak, mb)
+            git(repo, "branch", "-D", f"bench-{attempt[0]}")
+        row["migrate warm"], row["migrate MB warm"] = min(times), peak
+        timed([pinshift, *RENAME], checkout_copy(repo, scratch))  # what a warm apply finds remembered
+        row["apply warm"] = min(timed([pinshift, *RENAME], checkout_copy(repo, scratch)) for _ in range(repeat))
         USER_ENV = plain_env
+        for stale in scratch.glob("cold-cache-*"):
+            shutil.rmtree(stale, ignore_errors=True)
         greps = [timed([grep, *AST_GREP], checkout_copy(repo, scratch)) for _ in range(repeat)] if grep else []
         shutil.rmtree(scratch / "apply-copy", ignore_errors=True)
         row["parse"] = min(bare_parse_seconds(files) for _ in range(repeat))
@@ -239,8 +285,10 @@ def run(sizes: list[int], repeat: int, keep: Path | None) -> None:
               f"apply {last['apply cold'] / first['apply cold']:.1f}x (linear: {scale:.0f}x)")
     print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}, load average "
           f"{os.getloadavg()[0]:.2f}; best of {repeat}; repos in {scratch}")
-    print("cold: PINSHIFT_CACHE=off (every file read, parsed and planned); warm: the plan memo holds the files "
-          "(an earlier run of the same recipe on the same bytes)")
+    print("cold: each run with its own empty cache directory (every file read, parsed and planned, the memo "
+          "written); warm: the plan memo holds the files (an earlier run of the same recipe on the same bytes); "
+          "pinshift's rows with --no-build-check; dry cold +builds: the same cold dry run evaluating what the "
+          "recipes build after each step (one run)")
     if keep is None:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -256,9 +304,10 @@ def _print_tables(rows: list[dict]) -> None:
     def seconds(value: float | None) -> str:
         return "-" if value is None else f"{value:.2f}"
 
-    keys = ["dry cold", "dry warm", "migrate cold", "migrate warm", "apply cold", "apply warm", "parse", "sed",
+    keys = ["dry cold", "dry builds", "dry warm", "migrate cold", "migrate warm", "apply cold", "apply warm", "parse", "sed",
             "commit", "ast-grep"]
-    table(["files", *[k.replace("commit", "add+commit") + " s" for k in keys], "dry MB", "migrate MB"],
+    table(["files", *[k.replace("commit", "add+commit").replace("dry builds", "dry cold +builds") + " s"
+                       for k in keys], "dry MB", "migrate MB"],
           [[f"{r['files']:,}", *[seconds(r[k]) for k in keys],
             f"{max(r['dry MB cold'], r['dry MB warm']):.0f}", f"{max(r['migrate MB cold'], r['migrate MB warm']):.0f}"]
            for r in rows])
@@ -281,8 +330,9 @@ def main() -> None:
     parser.add_argument("--sizes", default="66,1000,10000,40000", help="comma-separated repository sizes")
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (best is kept)")
     parser.add_argument("--keep", type=Path, default=None, help="keep the generated repositories here (reused)")
+    parser.add_argument("--no-builds", action="store_true", help="leave out the dry run that evaluates the recipes")
     args = parser.parse_args()
-    run([int(s) for s in args.sizes.split(",")], args.repeat, args.keep)
+    run([int(s) for s in args.sizes.split(",")], args.repeat, args.keep, builds=not args.no_builds)
 
 
 if __name__ == "__main__":

@@ -378,3 +378,21 @@ def test_reading_the_names_of_a_hostile_file_is_linear(shape):
     assert len(evaluation._STRINGS.findall(data)) <= 2
     assert len(evaluation._INHERITED.findall(data)) <= 1
     names_of(data)  # finishes: the same patterns
+
+
+def test_snapshots_go_to_a_memory_file_system_unless_tmpdir_says_otherwise(tmp_path, monkeypatch):
+    """Scratch trees are thousands of small files: in /dev/shm when it is a writable directory with room, never
+    when $TMPDIR names a place, nor through a symbolic link or into a missing directory; always mode 0700."""
+    from pinshift.checks.snapshots import scratch_parent
+
+    monkeypatch.delenv("TMPDIR", raising=False)
+    assert scratch_parent(tmp_path) == str(tmp_path)
+    assert scratch_parent(tmp_path / "missing") is None
+    (tmp_path / "link").symlink_to(tmp_path)
+    assert scratch_parent(tmp_path / "link") is None
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr("tempfile.tempdir", None)  # Python reads $TMPDIR once, at the first temporary file
+    assert scratch_parent(tmp_path) is None
+    with Scratch() as scratch:
+        assert scratch.path.parent == tmp_path and (scratch.path.stat().st_mode & 0o777) == 0o700
+    assert not scratch.path.exists()

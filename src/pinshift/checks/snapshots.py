@@ -2,7 +2,7 @@
 
 `nix-instantiate` imports files from disk, and pinshift never checks anything out: the blobs of a commit are
 read from git's objects (`CommitTree.contents`) and written under a directory only this user can read
-(`tempfile.mkdtemp`, mode 0700), removed when the check is done (`Scratch`, also on Ctrl-C), and only when
+(`tempfile.mkdtemp`, mode 0700; in `/dev/shm` when that memory file system is there, unless $TMPDIR is set), removed when the check is done (`Scratch`, also on Ctrl-C), and only when
 something must be evaluated: a tree whose every summary is remembered is never written. A later state (the
 tree after a planned step) hard-links every file it shares with the state before it and writes only what the
 step changed. Symbolic links and submodules are not written (a recipe importing through one does
@@ -57,11 +57,33 @@ def _parents(path: str) -> Iterable[str]:
     yield ""
 
 
+SHARED_MEMORY = Path("/dev/shm")
+ROOM = 512 * 1024 * 1024  # free bytes a memory file system must have left for the snapshots to go there
+
+
+def scratch_parent(shared: Path = SHARED_MEMORY) -> str | None:
+    """Where snapshots go: $TMPDIR when the user set it; else a memory file system (`/dev/shm`) when it is a
+    writable directory with room (creating thousands of small files there costs about a fiftieth of a disk's:
+    docs/performance.md); else None, the system's temporary directory."""
+    if os.environ.get("TMPDIR"):
+        return None
+    try:
+        if not shared.is_dir() or shared.is_symlink() or not os.access(shared, os.W_OK | os.X_OK):
+            return None
+        found = os.statvfs(shared)
+    except OSError:
+        return None
+    return str(shared) if found.f_bavail * found.f_frsize >= ROOM else None
+
+
 class Scratch:
-    """A private temporary directory for snapshots, removed on `close` (a context manager)."""
+    """A private temporary directory for snapshots (mode 0700), removed on `close` (a context manager)."""
 
     def __init__(self):
-        self.path = Path(tempfile.mkdtemp(prefix="pinshift-eval-"))
+        try:
+            self.path = Path(tempfile.mkdtemp(prefix="pinshift-eval-", dir=scratch_parent()))
+        except OSError:
+            self.path = Path(tempfile.mkdtemp(prefix="pinshift-eval-"))
         self.count = 0
 
     def __enter__(self) -> "Scratch":
