@@ -107,9 +107,11 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
+
+from tree_sitter import Node
 
 from pinshift.edits import Edit
 from pinshift.errors import ParamError
@@ -447,10 +449,8 @@ class _Conversion:
         raise _LeaveFile(variable.start_byte, f"{name} is the whole argument set here, not {name}.<name>: "
                                               f"the pinned set is more than what a caller passed; file not converted")
 
-    def _sibling_calls(self) -> list[Edit]:
-        """`import ./x.nix { inherit lib; }` / `callPackage ./x.nix { }` -> `import ./x.nix {}` (companions = "import");
-        the arguments (and a callPackage formal) are taken out of the rest of the conversion."""
-        doc, edits = self.doc, []
+    def _path_calls(self) -> Iterator[tuple[Node, Node, Node]]:
+        """(caller, path, arguments) of each `caller ./path { … }` in the body (parentheses looked through)."""
         for call in walk(self.body, "apply_expression"):
             inner = unwrap(call.child_by_field_name("function"))
             arguments = unwrap(call.child_by_field_name("argument"))
@@ -459,7 +459,15 @@ class _Conversion:
                 continue
             caller = unwrap(inner.child_by_field_name("function"))
             path = unwrap(inner.child_by_field_name("argument"))
-            if caller is None or caller.type != "variable_expression" or path is None or path.type != "path_expression":
+            if caller is not None and path is not None and path.type == "path_expression":
+                yield caller, path, arguments
+
+    def _sibling_calls(self) -> list[Edit]:
+        """`import ./x.nix { inherit lib; }` / `callPackage ./x.nix { }` -> `import ./x.nix {}` (companions = "import");
+        the arguments (and a callPackage formal) are taken out of the rest of the conversion."""
+        doc, edits = self.doc, []
+        for caller, path, arguments in self._path_calls():
+            if caller.type != "variable_expression":
                 continue
             text = doc.text(path).decode("utf-8", "surrogateescape")
             if not (text.startswith("./") or text.startswith("../")) or not text.endswith(".nix"):
@@ -483,16 +491,7 @@ class _Conversion:
         """companions = "graph": a call of a file of the tree passing former formals on passes only what that
         file takes after this step (`import ./x.nix {}`); the arguments are taken out of the conversion."""
         doc, edits = self.doc, []
-        for call in walk(self.body, "apply_expression"):
-            inner = unwrap(call.child_by_field_name("function"))
-            arguments = unwrap(call.child_by_field_name("argument"))
-            if inner is None or inner.type != "apply_expression" or arguments is None \
-                    or arguments.type != "attrset_expression":
-                continue
-            caller = unwrap(inner.child_by_field_name("function"))
-            path = unwrap(inner.child_by_field_name("argument"))
-            if caller is None or path is None or path.type != "path_expression":
-                continue
+        for caller, path, arguments in self._path_calls():
             fact = self.callees.get(path.start_byte)
             passed = self._forwarded(arguments) if fact is not None and fact.takes is not None else None
             if passed is None:

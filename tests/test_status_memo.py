@@ -92,7 +92,7 @@ def test_a_damaged_store_is_a_miss_never_an_error(run_cli, repo, memo_on, damage
     assert outputs(run_cli, repo) == cold  # and after the run rewrote or appended to it
     if damage == "truncated":  # the run parsed what it lost, and rewrote the store without the damaged end
         memo = FactsMemo(store.name)
-        assert memo.valid_end == len(memo.data) and len(memo.index) == 18
+        assert memo.store.valid_end == len(memo.store.data) and len(memo.index) == 18
 
 
 def test_a_store_that_cannot_be_written_costs_nothing(run_cli, repo, memo_on):

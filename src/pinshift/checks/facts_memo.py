@@ -13,11 +13,11 @@ and its step kinds, Python and tree-sitter versions), so a changed pinshift neve
 other fingerprints' stores are removed when a run saves. `PINSHIFT_CACHE=off` turns it off, as it
 does the plan memo.
 
-The store is one file: a FORMAT line, then records `b"PF"`, a 4-byte length, a 20-byte key and the
-zlib-compressed pickle of the facts. A run appends all its records in one write; a store that would
-grow past MAX_BYTES, or whose end is damaged (a run killed while writing), is rewritten whole, to a
-temporary file renamed over it. Reading stops at the first damaged record; a record that does not
-decompress or unpickle is a miss. A store that cannot be read or written only costs the next run its
+The store is one file (pinshift.files.record_store, as for the build summaries): a FORMAT line, then
+records `b"PF"`, a 4-byte length, a 20-byte key and the zlib-compressed pickle of the facts. A run
+appends all its records in one write; a store that would grow past its limit, or whose end is damaged
+(a run killed while writing), is rewritten whole. Reading stops at the first damaged record; a record
+that does not decompress or unpickle is a miss. A store that cannot be read or written only costs the next run its
 time: status prints the same whatever the memo holds (tests/test_status_memo.py).
 """
 
@@ -26,21 +26,15 @@ from __future__ import annotations
 # Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
 
 import hashlib
-import os
 import pickle
-import re
-import secrets
-import struct
 import zlib
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
-from pinshift.files import cache_dir
+from pinshift.files import record_store
+from pinshift.files.record_store import RecordStore
 
 FORMAT = b"pinshift-facts/1\n"
-MAX_BYTES = 64 * 1024 * 1024
-_HEADER = struct.Struct(">2sI20s")
-_OWN_NAME = re.compile(r"[0-9a-f]{32}\.store|\.[0-9a-f]{32}\.store\.[0-9a-f]{16}\.tmp")
+DIRECTORY = "facts"
 
 
 def _key(path: str, blob: str) -> bytes:
@@ -56,15 +50,14 @@ class FactsMemo:
 
     def __init__(self, name: str | None):
         self.name = name
-        self.data = b""
-        self.index: dict[bytes, tuple[int, int]] = {}  # key -> (offset, length) of its payload in `data`
-        self.valid_end = 0  # where the last whole record ends
-        self.foreign = False  # the store's name is held by something else than a regular file: never touch it
+        self.store = RecordStore(DIRECTORY, name, FORMAT, b"PF")
         self.new: dict[bytes, bytes] = {}
-        self.used: set[bytes] = set()
         self.hits = 0
-        if name is not None:
-            self._load()
+
+    @property
+    def index(self) -> dict:
+        """The keys the store holds records of."""
+        return self.store.index
 
     @classmethod
     def open(cls, note: Callable[[str], None] | None = None) -> "FactsMemo":
@@ -74,61 +67,25 @@ class FactsMemo:
             return cls(None)
         try:
             fingerprint = plan_memo.code_fingerprint()
-            os.close(cache_dir.open_directory("facts"))
-        except cache_dir.CacheUnsafe as unsafe:
-            if note is not None:
-                note(f"pinshift: note: the facts cache is not used: {unsafe}, and pinshift follows no link and uses "
-                     "no shared directory in its cache (fix it, or set PINSHIFT_CACHE=off)")
-            return cls(None)
         except (OSError, ImportError):
             return cls(None)
+        if not record_store.usable(DIRECTORY, "the facts cache", note):
+            return cls(None)
         return cls(f"{fingerprint}.store")
-
-    @contextmanager
-    def _directory(self) -> Iterator[int]:
-        descriptor = cache_dir.open_directory("facts", create=False)
-        try:
-            yield descriptor
-        finally:
-            os.close(descriptor)
-
-    def _load(self) -> None:
-        try:
-            with self._directory() as directory:
-                descriptor = cache_dir.open_regular(self.name, os.O_RDONLY, directory)
-                if descriptor is None:
-                    self.foreign = True
-                    return
-                with os.fdopen(descriptor, "rb") as store:
-                    data = store.read()
-        except (OSError, cache_dir.CacheUnsafe):
-            return
-        if not data.startswith(FORMAT):
-            return
-        offset = len(FORMAT)
-        while offset + _HEADER.size <= len(data):
-            magic, length, key = _HEADER.unpack_from(data, offset)
-            start = offset + _HEADER.size
-            if magic != b"PF" or start + length > len(data):
-                break
-            self.index[key] = (start, length)
-            offset = start + length
-        self.data, self.valid_end = data, offset
 
     def lookup(self, path: str, blob: str):
         """The remembered facts of (path, blob), None when there are none (or they cannot be read)."""
         if self.name is None:
             return None
-        key = _key(path, blob)
-        found = self.index.get(key)
-        if found is None:
+        found = list(self.store.payloads(_key(path, blob)))
+        if not found:
             return None
-        start, length = found
+        where, payload = found[-1]  # the latest record of the key
         try:
-            facts = pickle.loads(zlib.decompress(self.data[start:start + length]))
+            facts = pickle.loads(zlib.decompress(payload))
         except Exception:  # a damaged record is a miss  # noqa: BLE001
             return None
-        self.used.add(key)
+        self.store.use(where)
         self.hits += 1
         return facts
 
@@ -138,56 +95,5 @@ class FactsMemo:
 
     def save(self) -> None:
         """Append what this run parsed (or rewrite the store); never raises: the store is only a cache."""
-        if self.name is None or not self.new or self.foreign:
-            return
-        records = b"".join(_HEADER.pack(b"PF", len(payload), key) + payload for key, payload in self.new.items())
-        try:
-            with self._directory() as directory:
-                if not cache_dir.regular_or_absent(self.name, directory):
-                    return
-                damaged = bool(self.data) and self.valid_end < len(self.data)
-                if not self.data or damaged or len(self.data) + len(records) > MAX_BYTES:
-                    self._rewrite(records, directory)
-                else:
-                    descriptor = cache_dir.open_regular(self.name, os.O_WRONLY | os.O_APPEND, directory)
-                    if descriptor is None:
-                        return
-                    try:
-                        os.write(descriptor, records)
-                    finally:
-                        os.close(descriptor)
-                self._remove_others(directory)
-        except (OSError, cache_dir.CacheUnsafe):
-            return
-
-    def _rewrite(self, records: bytes, directory: int) -> None:
-        """The store with only the records this run used and parsed, replacing the old one at once."""
-        kept = []
-        if self.data and len(self.data) + len(records) <= MAX_BYTES:
-            kept = [self.data[len(FORMAT):self.valid_end]]  # a damaged end: the whole records before it
-        else:
-            for key in self.used:
-                start, length = self.index[key]
-                kept.append(self.data[start - _HEADER.size:start + length])
-        temporary = f".{self.name}.{secrets.token_hex(8)}.tmp"
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
-                             dir_fd=directory)
-        try:
-            with os.fdopen(descriptor, "wb") as out:
-                out.write(FORMAT + b"".join(kept) + records)
-            os.replace(temporary, self.name, src_dir_fd=directory, dst_dir_fd=directory)
-        except BaseException:
-            try:
-                os.unlink(temporary, dir_fd=directory)
-            except OSError:
-                pass
-            raise
-
-    def _remove_others(self, directory: int) -> None:
-        """Other fingerprints' stores and temporary files of killed runs: regular files with the store's own names."""
-        for name in cache_dir.regular_files(directory):
-            if name != self.name and _OWN_NAME.fullmatch(name):
-                try:
-                    os.unlink(name, dir_fd=directory)
-                except OSError:
-                    pass
+        if self.name is not None and self.new:
+            self.store.save(self.new.items())

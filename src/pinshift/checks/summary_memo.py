@@ -26,23 +26,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import re
-import secrets
-import struct
 import subprocess
 import zlib
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 from pinshift.checks.evaluation import STANDIN, Evaluation
-from pinshift.files import cache_dir
+from pinshift.files import record_store
+from pinshift.files.record_store import RecordStore
 
 FORMAT = b"pinshift-summaries/1\n"
-MAX_BYTES = 64 * 1024 * 1024
 DIRECTORY = "summaries"
-_HEADER = struct.Struct(">2sI20s")
-_OWN_NAME = re.compile(r"[0-9a-f]{32}\.store|\.[0-9a-f]{32}\.store\.[0-9a-f]{16}\.tmp")
 
 
 def _key(path: str, blob: str) -> bytes:
@@ -65,20 +58,14 @@ def fingerprint(nix: str) -> str:
 
 
 class SummaryMemo:
-    """Evaluations remembered in this run and, unless `name` is None, in the store."""
+    """Evaluations remembered in this run and, unless `name` is None, in the store (pinshift.files.record_store)."""
 
     def __init__(self, name: str | None):
         self.name = name
-        self.data = b""
-        self.index: dict[bytes, list[tuple[int, int]]] = {}
-        self.valid_end = 0
-        self.foreign = False
+        self.store = RecordStore(DIRECTORY, name, FORMAT, b"PS")
         self.new: dict[bytes, list[bytes]] = {}
-        self.used: set[tuple[int, int]] = set()
         self.hits = 0
         self.seen: dict[bytes, list[tuple[tuple, Evaluation]]] = {}  # this run's, decoded
-        if name is not None:
-            self._load()
 
     @classmethod
     def open(cls, nix: str, note: Callable[[str], None] | None = None) -> "SummaryMemo":
@@ -88,46 +75,11 @@ class SummaryMemo:
             return cls(None)
         try:
             name = f"{fingerprint(nix)}.store"
-            os.close(cache_dir.open_directory(DIRECTORY))
-        except cache_dir.CacheUnsafe as unsafe:
-            if note is not None:
-                note(f"pinshift: note: the summary cache is not used: {unsafe}, and pinshift follows no link and uses "
-                     "no shared directory in its cache (fix it, or set PINSHIFT_CACHE=off)")
-            return cls(None)
         except (OSError, ImportError):
             return cls(None)
+        if not record_store.usable(DIRECTORY, "the summary cache", note):
+            return cls(None)
         return cls(name)
-
-    @contextmanager
-    def _directory(self) -> Iterator[int]:
-        descriptor = cache_dir.open_directory(DIRECTORY, create=False)
-        try:
-            yield descriptor
-        finally:
-            os.close(descriptor)
-
-    def _load(self) -> None:
-        try:
-            with self._directory() as directory:
-                descriptor = cache_dir.open_regular(self.name, os.O_RDONLY, directory)
-                if descriptor is None:
-                    self.foreign = True
-                    return
-                with os.fdopen(descriptor, "rb") as store:
-                    data = store.read()
-        except (OSError, cache_dir.CacheUnsafe):
-            return
-        if not data.startswith(FORMAT):
-            return
-        offset = len(FORMAT)
-        while offset + _HEADER.size <= len(data):
-            magic, length, key = _HEADER.unpack_from(data, offset)
-            start = offset + _HEADER.size
-            if magic != b"PS" or start + length > len(data):
-                break
-            self.index.setdefault(key, []).append((start, length))
-            offset = start + length
-        self.data, self.valid_end = data, offset
 
     def lookup(self, path: str, blob: str, fingerprint_of: Callable[[str], str | None]) -> Evaluation | None:
         """The evaluation of (path, blob) whose reads are all as `fingerprint_of` says they are now, or None."""
@@ -135,10 +87,9 @@ class SummaryMemo:
         for reads, evaluation in self.seen.get(key, []):
             if all(fingerprint_of(read) == was for read, was in reads):
                 return evaluation
-        for where in self.index.get(key, []):
-            start, length = where
+        for where, stored in self.store.payloads(key):
             try:
-                payload = json.loads(zlib.decompress(self.data[start:start + length]))
+                payload = json.loads(zlib.decompress(stored))
                 reads = tuple((str(read), was) for read, was in payload["reads"])
                 evaluation = Evaluation(payload["summary"], payload["error"], tuple(r for r, _ in reads), True)
             except Exception:  # a damaged record is a miss  # noqa: BLE001
@@ -146,7 +97,7 @@ class SummaryMemo:
             if (evaluation.summary is None) == (evaluation.error is None):
                 continue
             if all(fingerprint_of(read) == was for read, was in reads):
-                self.used.add(where)
+                self.store.use(where)
                 self.hits += 1
                 self.seen.setdefault(key, []).append((reads, evaluation))
                 return evaluation
@@ -165,57 +116,7 @@ class SummaryMemo:
 
     def save(self) -> None:
         """Append what this run evaluated (or rewrite the store); never raises: the store is only a cache."""
-        if self.name is None or not self.new or self.foreign:
+        if self.name is None or not self.new:
             return
-        records = b"".join(_HEADER.pack(b"PS", len(payload), key) + payload
-                           for key, payloads in self.new.items() for payload in payloads)
-        try:
-            with self._directory() as directory:
-                if not cache_dir.regular_or_absent(self.name, directory):
-                    return
-                damaged = bool(self.data) and self.valid_end < len(self.data)
-                if not self.data or damaged or len(self.data) + len(records) > MAX_BYTES:
-                    self._rewrite(records, directory)
-                else:
-                    descriptor = cache_dir.open_regular(self.name, os.O_WRONLY | os.O_APPEND, directory)
-                    if descriptor is None:
-                        return
-                    try:
-                        os.write(descriptor, records)
-                    finally:
-                        os.close(descriptor)
-                self._remove_others(directory)
-        except (OSError, cache_dir.CacheUnsafe):
-            return
-        self.new.clear()
-
-    def _rewrite(self, records: bytes, directory: int) -> None:
-        """The store with only the records this run used and made, replacing the old one at once."""
-        kept = []
-        if self.data and len(self.data) + len(records) <= MAX_BYTES:
-            kept = [self.data[len(FORMAT):self.valid_end]]  # a damaged end: the whole records before it
-        else:
-            for start, length in sorted(self.used):
-                kept.append(self.data[start - _HEADER.size:start + length])
-        temporary = f".{self.name}.{secrets.token_hex(8)}.tmp"
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
-                             dir_fd=directory)
-        try:
-            with os.fdopen(descriptor, "wb") as out:
-                out.write(FORMAT + b"".join(kept) + records)
-            os.replace(temporary, self.name, src_dir_fd=directory, dst_dir_fd=directory)
-        except BaseException:
-            try:
-                os.unlink(temporary, dir_fd=directory)
-            except OSError:
-                pass
-            raise
-
-    def _remove_others(self, directory: int) -> None:
-        """Other fingerprints' stores and temporary files of killed runs: regular files with the store's own names."""
-        for name in cache_dir.regular_files(directory):
-            if name != self.name and _OWN_NAME.fullmatch(name):
-                try:
-                    os.unlink(name, dir_fd=directory)
-                except OSError:
-                    pass
+        if self.store.save((key, payload) for key, payloads in self.new.items() for payload in payloads):
+            self.new.clear()

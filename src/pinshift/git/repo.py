@@ -158,15 +158,8 @@ class CommitTree:
         wanted = [p for p in candidates if self._entries[p][1] <= self.max_bytes]
         if not wanted:
             return
-        output, position = self._cat_file("--batch", wanted), 0
-        for path in wanted:
-            header_end = output.index(b"\n", position)
-            header = output[position:header_end].split()
-            if len(header) != 3:
-                raise self._missing(path)
-            size = int(header[2])
-            self._blobs[path] = output[header_end + 1 : header_end + 1 + size]
-            position = header_end + 1 + size + 1
+        for path, data in self._read_batch(wanted):
+            self._blobs[path] = data
 
     def contents(self, paths, chunk: int = 256) -> Iterator[tuple[str, bytes]]:
         """(path, bytes) of the regular files of `paths` within the size limit, read in batches of `chunk` through
@@ -178,15 +171,19 @@ class CommitTree:
             part = [p for p in part if self._entries[p][1] <= self.max_bytes]
             if not part:
                 continue
-            output, position = self._cat_file("--batch", part), 0
-            for path in part:
-                header_end = output.index(b"\n", position)
-                header = output[position:header_end].split()
-                if len(header) != 3:
-                    raise self._missing(path)
-                size = int(header[2])
-                yield path, output[header_end + 1 : header_end + 1 + size]
-                position = header_end + 1 + size + 1
+            yield from self._read_batch(part)
+
+    def _read_batch(self, paths: list[str]) -> Iterator[tuple[str, bytes]]:
+        """(path, bytes) of each of `paths`, from one `git cat-file --batch`."""
+        output, position = self._cat_file("--batch", paths), 0
+        for path in paths:
+            header_end = output.index(b"\n", position)
+            header = output[position:header_end].split()
+            if len(header) != 3:
+                raise self._missing(path)
+            size = int(header[2])
+            yield path, output[header_end + 1 : header_end + 1 + size]
+            position = header_end + 1 + size + 1
 
     def mode(self, path: str) -> str | None:
         """The git mode of `path` ("100644", "100755", "120000"...), None when the commit has no such path."""
