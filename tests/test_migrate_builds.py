@@ -343,3 +343,19 @@ def test_no_build_check_evaluates_nothing_and_the_report_says_so(make_repo, run_
     assert not calls.exists()
     checked = run_cli(*args[:-1], "other", "--dry-run")  # the same dry run with the check: the shim is called
     assert checked.exit_code == 1 and "no longer evaluates" in checked.stderr and calls.exists()
+
+
+def test_a_long_evaluation_says_how_to_skip_it(make_repo, run_cli, tmp_path, monkeypatch):
+    """When the check's evaluations take long (thousands of recipes), the report says so and names the way out."""
+    require_nix()
+    from pinshift.checks import build_check
+
+    root = make_repo(fixture_files("companions"))
+    args = ("migrate", recipe(tmp_path, REMOVE), "--repo", str(root), "--from", "main", "--branch", "next",
+            "--allow-broken", "--dry-run", "--format", "json")
+    quick = json.loads(run_cli(*args).stdout)
+    assert not any("--no-build-check skips" in note for note in quick["builds"]["notes"])
+    monkeypatch.setattr(build_check, "SLOW_SECONDS", 0.0)
+    slow = json.loads(run_cli(*args).stdout)
+    (note,) = [note for note in slow["builds"]["notes"] if "--no-build-check skips" in note]
+    assert note.startswith("evaluating ") and " recipe states took " in note

@@ -33,6 +33,7 @@ from pinshift.planning.plan import FileChange, Outcome, Plan, StepPlan, Warning,
 
 SKIPPED = ("what the recipes build was not checked: nix-instantiate is not on PATH (install Nix, Debian: "
            "apt-get install nix-bin, to evaluate each step's recipes offline)")
+SLOW_SECONDS = 20.0  # an evaluation this long is worth a word on how to avoid it
 TURNED_OFF = ("what the recipes build was not checked (--no-build-check): a step that breaks a recipe's evaluation "
               "or changes more than its kind intends is not caught")
 
@@ -195,6 +196,9 @@ def check_plan(tree, plan: Plan, intents: dict[int, tuple[str, ...] | None], all
         if intents.get(step.index) is None and step.changed:
             result.notes.append(f"step {step.index} ({step.kind}) declares no BUILD_CHANGES: what it changes in the "
                                 "recipes is not checked against an intent (docs/writing-steps.md)")
+    if result.stats.seconds >= SLOW_SECONDS:
+        result.notes.append(f"evaluating {result.stats.evaluated:,} recipe states took {result.stats.seconds:.0f} s "
+                            "(a run with the same files remembers them; --no-build-check skips the check)")
     if result.broken and allow_broken:
         count = sum(len(found) for found in result.broken.values())
         steps = ", ".join(str(index) for index in sorted(result.broken))
