@@ -378,3 +378,30 @@ def test_git_trees_learn_sizes_only_for_files_they_read(make_repo):
     with pytest.raises(Exception, match="larger than 1000 bytes"):
         fresh.read("big.nix")  # not prefetched: every size learnt in one batch, then the limit applied
     assert fresh.read("small.nix") == b"{ }\n" and "big.nix" not in fresh._blobs
+
+
+def test_new_plans_beyond_the_spill_limit_wait_on_disk_and_save_the_same_store(tmp_path, monkeypatch):
+    """A cold run's new plans past SPILL_BYTES leave memory for an unlinked temporary file (a 40,000-file run held
+    some 75 MB of them); looked up, replaced, forgotten and saved, they are what an all-in-memory run saves."""
+    payloads = {bytes([n]) * 20: os.urandom(300 + 37 * n) for n in range(40)}
+
+    def run(spill: int, name: str) -> plan_memo.Segment:
+        monkeypatch.setattr(plan_memo, "SPILL_BYTES", spill)
+        segment = plan_memo.Segment(tmp_path / name)
+        for key, payload in payloads.items():
+            segment.record(key, payload)
+        segment.record(b"\x05" * 20, b"replaced")  # a spilled key set again
+        segment.forget(b"\x07" * 20)
+        assert segment.lookup(b"\x01" * 20) == payloads[b"\x01" * 20] and segment.lookup(b"\x07" * 20) is None
+        return segment
+
+    spilled, kept = run(1000, "spilled"), run(1 << 30, "kept")
+    assert spilled.new._spilled and not kept.new._spilled and len(spilled.new._memory) < 4
+    assert spilled.new.bytes == kept.new.bytes and len(spilled.new) == len(kept.new) == 39
+    for segment in (spilled, kept):
+        segment.save()
+        segment.close()
+    assert (tmp_path / "spilled").read_bytes() == (tmp_path / "kept").read_bytes()
+    again = plan_memo.Segment(tmp_path / "spilled")
+    assert again.lookup(b"\x05" * 20) == b"replaced" and again.lookup(b"\x09" * 20) == payloads[b"\x09" * 20]
+    again.close()

@@ -229,6 +229,96 @@ def decode(payload: bytes, steps: int) -> list | None:
 
 
 _RECORD = struct.Struct(">20sI")  # key, payload length; then the payload
+SPILL_BYTES = 8 << 20  # a run's new payloads held in memory; beyond, they wait in an unlinked temporary file
+
+
+class NewPayloads:
+    """This run's new plans (key -> payload) until the memo saves them: in memory up to SPILL_BYTES, then in an
+    unlinked temporary file of this process (a 40,000-file cold run would otherwise hold some 75 MB of them
+    until its end). A dict's few operations: set, get, pop, in, len, items (in the order set)."""
+
+    def __init__(self):
+        self._memory: dict[bytes, bytes] = {}
+        self._spilled: dict[bytes, tuple[int, int]] = {}  # key -> (offset, length) in the file
+        self._file: int | None = None
+        self._end = 0
+        self._held = 0  # bytes in `_memory`
+        self.bytes = 0  # bytes of every payload held, in memory or spilled
+
+    def __setitem__(self, key: bytes, payload: bytes) -> None:
+        self.pop(key, None)
+        self._memory[key] = payload
+        self._held += len(payload)
+        self.bytes += len(payload)
+        if self._held > SPILL_BYTES:
+            self._spill()
+
+    def _spill(self) -> None:
+        try:
+            if self._file is None:
+                import tempfile
+
+                descriptor, name = tempfile.mkstemp(prefix="pinshift-plans-")
+                os.unlink(name)  # unlinked at once: gone with the process, however it ends
+                self._file = descriptor
+            data = b"".join(self._memory.values())
+            _write_all_at(self._file, data, self._end)
+        except OSError:
+            return  # no room on disk: they stay in memory
+        for key, payload in self._memory.items():
+            self._spilled[key] = (self._end, len(payload))
+            self._end += len(payload)
+        self._memory.clear()
+        self._held = 0
+
+    def get(self, key: bytes, default: bytes | None = None) -> bytes | None:
+        found = self._memory.get(key)
+        if found is not None:
+            return found
+        where = self._spilled.get(key)
+        return default if where is None else os.pread(self._file, where[1], where[0])
+
+    def pop(self, key: bytes, default: bytes | None = None) -> bytes | None:
+        found = self._memory.pop(key, None)
+        if found is not None:
+            self._held -= len(found)
+            self.bytes -= len(found)
+            return found
+        where = self._spilled.pop(key, None)
+        if where is None:
+            return default
+        self.bytes -= where[1]
+        return os.pread(self._file, where[1], where[0])
+
+    def update(self, pairs) -> None:
+        for key, payload in dict(pairs).items():
+            self[key] = payload
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._memory or key in self._spilled
+
+    def __len__(self) -> int:
+        return len(self._memory) + len(self._spilled)
+
+    def items(self) -> Iterator[tuple[bytes, bytes]]:
+        for key, (offset, length) in self._spilled.items():
+            yield key, os.pread(self._file, length, offset)
+        yield from self._memory.items()
+
+    def close(self) -> None:
+        if self._file is not None:
+            os.close(self._file)
+            self._file = None
+        self._spilled.clear()
+        self._memory.clear()
+        self._held = self.bytes = 0
+
+
+def _write_all_at(descriptor: int, data: bytes, offset: int) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.pwrite(descriptor, view, offset)
+        view, offset = view[written:], offset + written
 
 
 class Segment:
@@ -253,7 +343,7 @@ class Segment:
         self.foreign = False  # something that is not a regular file is in its place: never read or written
         self.stored = stored  # False: no cache directory to use (every key a miss, nothing saved)
         self.used: set[bytes] = set()
-        self.new: dict[bytes, bytes] = {}
+        self.new = NewPayloads()
         if stored:
             self._load(directory)
 
@@ -317,6 +407,7 @@ class Segment:
         if self.descriptor is not None:
             os.close(self.descriptor)
             self.descriptor = None
+        self.new.close()
 
     def record(self, key: bytes, payload: bytes) -> None:
         self.new[key] = payload
@@ -337,7 +428,7 @@ class Segment:
         if not self.new or not self.stored or self.foreign:
             return
         name = self._name(directory)
-        if self.intact and self.size + sum(len(p) + _RECORD.size for p in self.new.values()) <= MAX_BYTES:
+        if self.intact and self.size + self.new.bytes + _RECORD.size * len(self.new) <= MAX_BYTES:
             try:
                 descriptor = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600,
                                      dir_fd=directory)  # O_EXCL: a link in its place is not followed
