@@ -59,3 +59,26 @@ def test_a_recipe_sized_file_is_decided_without_a_walk(monkeypatch):
     assert 1000 < document.root.descendant_count < nesting.LIMIT
     assert [p.message for p in document.problems][:1] == ["syntax error: attribute 'a' already defined"]  # not nesting
     assert looked == []
+
+
+@pytest.mark.parametrize("make", [
+    lambda n: "[ " + "1 " * n + "]",  # a wide file: the walk starts, and prunes every element at once
+    lambda n: "[ " + "[ [ 1 ] ] " * n + "]",  # wide and a little deep
+    lambda n: "[ " * 2000 + "{ " + " ".join("a%d = [ 1 ];" % i for i in range(n)) + " }" + " ]" * 2000,  # deep, then wide
+])
+def test_the_walk_is_linear_in_the_file(make, monkeypatch):
+    """nesting.py looks only at subtrees that could fill the stack: its work at 8n is at most about 8 times its
+    work at n (counted: the nodes whose children it reads), whatever the shape."""
+    from pinshift.syntax import nesting
+
+    counted = []
+    real = nesting._children
+    monkeypatch.setattr(nesting, "_children", lambda node: counted.append(1) or real(node))
+
+    def work(n: int) -> int:
+        counted.clear()
+        assert not parse_document(make(n).encode(), "wide.nix").problems
+        return len(counted)
+
+    small, large = work(12_000), work(96_000)
+    assert small > 0 and large <= 9 * small, (small, large)
