@@ -387,6 +387,8 @@ def test_snapshots_go_to_a_memory_file_system_unless_tmpdir_says_otherwise(tmp_p
 
     monkeypatch.delenv("TMPDIR", raising=False)
     assert scratch_parent(tmp_path) == str(tmp_path)
+    free = os.statvfs(tmp_path).f_bavail * os.statvfs(tmp_path).f_frsize
+    assert scratch_parent(tmp_path, files=free // 16384 + 1) is None  # no room for that many files
     assert scratch_parent(tmp_path / "missing") is None
     (tmp_path / "link").symlink_to(tmp_path)
     assert scratch_parent(tmp_path / "link") is None

@@ -171,7 +171,7 @@ def check_plan(tree, plan: Plan, intents: dict[int, tuple[str, ...] | None], all
         return result
     result = BuildsCheck(True, allow_broken=allow_broken)
     memo = SummaryMemo.open(nix, note)
-    with Scratch() as scratch:
+    with Scratch(files=len(tree.paths()) * (1 + len(plan.steps))) as scratch:
         states = [scratch.commit("start", tree)]
         for step in plan.steps:
             writes = {change.path: change.data for change in iter_tree_changes(step)}

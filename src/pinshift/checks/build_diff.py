@@ -158,9 +158,10 @@ def diff_commits(repository, base: str, target: str, patterns: Sequence[str], ni
     renamed = {status.path: status.source for status in repository.changed_files(base_commit, target_commit)
                if status.status == "R" and status.path.endswith(".nix") and status.source.endswith(".nix")}
     memo = SummaryMemo.open(nix, note)
-    with Scratch() as scratch:
-        before = scratch.commit("base", repository.tree(base_commit))
-        after = scratch.commit("target", repository.tree(target_commit))
+    base_tree, target_tree = repository.tree(base_commit), repository.tree(target_commit)
+    with Scratch(files=len(base_tree.paths()) + len(target_tree.paths())) as scratch:
+        before = scratch.commit("base", base_tree)
+        after = scratch.commit("target", target_tree)
         old_paths = set(before.nix_paths())
         new_paths = set(after.nix_paths())
         sources = set(renamed.values())

@@ -59,12 +59,14 @@ def _parents(path: str) -> Iterable[str]:
 
 SHARED_MEMORY = Path("/dev/shm")
 ROOM = 512 * 1024 * 1024  # free bytes a memory file system must have left for the snapshots to go there
+PER_FILE = 16 * 1024  # what one file of one snapshot may take there, at most (a page, and the directory's share)
 
 
-def scratch_parent(shared: Path = SHARED_MEMORY) -> str | None:
+def scratch_parent(shared: Path = SHARED_MEMORY, files: int = 0) -> str | None:
     """Where snapshots go: $TMPDIR when the user set it; else a memory file system (`/dev/shm`) when it is a
-    writable directory with room (creating thousands of small files there costs about a fiftieth of a disk's:
-    docs/performance.md); else None, the system's temporary directory."""
+    writable directory with room for `files` files (ROOM at least; creating thousands of small files there costs
+    about a fiftieth of a disk's: docs/performance.md); else None, the system's temporary directory (a
+    container's 64 MB /dev/shm is passed over)."""
     if os.environ.get("TMPDIR"):
         return None
     try:
@@ -73,15 +75,16 @@ def scratch_parent(shared: Path = SHARED_MEMORY) -> str | None:
         found = os.statvfs(shared)
     except OSError:
         return None
-    return str(shared) if found.f_bavail * found.f_frsize >= ROOM else None
+    return str(shared) if found.f_bavail * found.f_frsize >= max(ROOM, files * PER_FILE) else None
 
 
 class Scratch:
     """A private temporary directory for snapshots (mode 0700), removed on `close` (a context manager)."""
 
-    def __init__(self):
+    def __init__(self, files: int = 0):
+        """`files`: how many files the snapshots may hold in all (each tree's files, once per tree)."""
         try:
-            self.path = Path(tempfile.mkdtemp(prefix="pinshift-eval-", dir=scratch_parent()))
+            self.path = Path(tempfile.mkdtemp(prefix="pinshift-eval-", dir=scratch_parent(files=files)))
         except OSError:
             self.path = Path(tempfile.mkdtemp(prefix="pinshift-eval-"))
         self.count = 0
