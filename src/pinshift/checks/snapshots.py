@@ -2,8 +2,9 @@
 
 `nix-instantiate` imports files from disk, and pinshift never checks anything out: the blobs of a commit are
 read from git's objects (`CommitTree.contents`) and written under a directory only this user can read
-(`tempfile.mkdtemp`, mode 0700; in `/dev/shm` when that memory file system is there, unless $TMPDIR is set), removed when the check is done (`Scratch`, also on Ctrl-C), and only when
-something must be evaluated: a tree whose every summary is remembered is never written. A later state (the
+(`tempfile.mkdtemp`, mode 0700; in `/dev/shm` when that memory file system is there with room, unless $TMPDIR
+is set), removed when the check is done (`Scratch`, also on Ctrl-C), and only when something must be
+evaluated: a tree whose every summary is remembered is never written. A later state (the
 tree after a planned step) hard-links every file it shares with the state before it and writes only what the
 step changed. Symbolic links and submodules are not written (a recipe importing through one does
 not evaluate), nor files above the size limit.
