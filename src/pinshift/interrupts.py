@@ -106,15 +106,27 @@ def ignore_in_workers() -> None:
 
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+_prctl = None  # libc's prctl, found once (a child between fork and exec must not load a library)
+
+
+def prepare_die_with_parent() -> None:
+    """Find libc's prctl now, in the parent, so that `die_with_parent` in a child (subprocess's `preexec_fn`,
+    between fork and exec, where loading a library could deadlock on a lock another thread held) only calls it."""
+    global _prctl
+    if _prctl is None and sys.platform.startswith("linux"):
+        try:
+            _prctl = ctypes.CDLL(None, use_errno=True).prctl
+        except (OSError, AttributeError):
+            _prctl = False
 
 
 def die_with_parent(signum: int) -> bool:
     """Ask the kernel to send this (forked) process `signum` when its parent dies (Linux `PR_SET_PDEATHSIG`,
-    through ctypes' prctl); False where it cannot (another system): callers watch the parent themselves."""
+    through ctypes' prctl); False where it cannot (another system): callers watch the parent themselves.
+    (The parent is the thread that forked: a child of a pool thread dies with that thread.)"""
     if not sys.platform.startswith("linux"):
         return False
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(PR_SET_PDEATHSIG, int(signum), 0, 0, 0) == 0
-    except (OSError, AttributeError):
+    prepare_die_with_parent()
+    if not _prctl:
         return False
+    return _prctl(PR_SET_PDEATHSIG, int(signum), 0, 0, 0) == 0

@@ -9,6 +9,6 @@ in `standin/`), `snapshots`, `summary_memo`, `build_changes`, `build_diff` (`pin
 `build_check` (migrate's check after planning).
 
 May import: pinshift.errors, pinshift.syntax, pinshift.languages, pinshift.files, pinshift.git,
-pinshift.graph, pinshift.nixpkgs, pinshift.steps, pinshift.migrations, pinshift.planning.
+pinshift.graph, pinshift.nixpkgs, pinshift.steps, pinshift.migrations, pinshift.planning, pinshift.interrupts.
 """
 

@@ -83,6 +83,7 @@ def evaluate_snapshots(nix: str, memo: SummaryMemo, scratch: Scratch, wanted: Se
             found[(job.snapshot.name, job.path)] = evaluation
             stats.evaluated += 1
         stats.calls += evaluator.calls_made
+        evaluator.close()  # (on an error, its sandbox goes with the garbage collector)
     stats.seconds += time.monotonic() - started
     return found
 

@@ -3,20 +3,25 @@
 How: the pinned revision is exported once (`git archive` through GitPython) into
 a temporary directory, and the recipe is imported with `scopedImport`, which
 shadows `fetchTarball` and `builtins.fetchTarball` inside the recipe with a
-function returning that directory. The recipe's bytes are never rewritten, no
-network is used (`--readonly-mode`, nothing is fetched or built), and the
+function returning that directory. The recipe's bytes are never rewritten, and the
 checkout's work tree is not touched. Recipes that pin nixpkgs with another
 fetcher (fetchFromGitHub, fetchGit) cannot be shadowed this way and are
 reported as not evaluated.
+
+Every call runs in a NixSandbox (pinshift.checks.nix_process) as the stand-in's do:
+restricted evaluation whose only readable places are the export (`-I nixpkgs=EXPORT`)
+and the recipe file itself (a recipe that imports another file fails: "access to
+absolute path … is forbidden in restricted mode"), no environment, no network, the memory and time limits, `--store dummy://`.
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
 import tarfile
 import tempfile
 from pathlib import Path
+
+from pinshift.checks.nix_process import NixSandbox, configured_timeout, eval_command, memory_message
 
 _EXPRESSION = """
 let
@@ -44,25 +49,22 @@ def export_revision(repo, commit: str, into: Path) -> Path:
     return target
 
 
-def evaluate(nix: str, recipe: Path, export: Path) -> tuple[dict | None, str | None]:
-    """({"pname", "version"}, None) or (None, the error Nix gave)."""
+def evaluate(nix: str, recipe: Path, export: Path, sandbox: NixSandbox | None = None) -> tuple[dict | None, str | None]:
+    """({"pname", "version"}, None) or (None, the error Nix gave); in `sandbox` (else one of its own)."""
+    if sandbox is None:
+        with NixSandbox() as own:
+            return evaluate(nix, recipe, export, own)
     expression = _EXPRESSION.format(export=f"(/. + {nix_string(str(export))})",
                                     recipe=f"(/. + {nix_string(str(recipe))})")
-    result = subprocess.run(
-        [nix, "--readonly-mode", "--eval", "--strict", "--json", "--expr", expression],
-        capture_output=True, env=_offline_env(),
-    )
-    if result.returncode != 0:
-        return None, _error_line(result.stderr.decode("utf-8", "replace"))
-    return json.loads(result.stdout), None
-
-
-def _offline_env() -> dict:
-    import os
-
-    env = dict(os.environ)
-    env["NIX_PATH"] = ""  # `<nixpkgs>` must not resolve to some other nixpkgs
-    return env
+    done = sandbox.run(eval_command(nix, [f"nixpkgs={export}", recipe], expression))
+    if done.timed_out:
+        return None, f"evaluation did not finish in {configured_timeout():g} s"
+    if done.status != 0:
+        return None, memory_message(_error_line(done.stderr), sandbox.memory)
+    try:
+        return json.loads(done.stdout), None
+    except ValueError:
+        return None, "nix-instantiate printed no JSON value"
 
 
 def _error_line(stderr: str) -> str:

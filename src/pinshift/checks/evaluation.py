@@ -23,18 +23,20 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import shutil
 import subprocess
+import tempfile
 import threading
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pinshift.checks.nix_process import NixSandbox, configured_timeout, eval_command, finish, memory_message
 from pinshift.checks.snapshots import Snapshot
 
 STANDIN = Path(__file__).resolve().parent / "standin"
-TIMEOUT = 120.0  # seconds a call may run ($PINSHIFT_EVAL_TIMEOUT); a recipe that does not finish in it is reported
 ALWAYS = ("pname", "version", "name", "src", "meta", "passthru")  # names every summary reads
 
 
@@ -110,31 +112,16 @@ def nix_path(path: Path | str) -> str:
     return f"(/. + {nix_string(str(path))})"
 
 
-def offline_environment(conf_dir: Path | None = None) -> dict[str, str]:
-    """The environment of every call: no search path, and (with `conf_dir`, an empty directory) no nix.conf of the
-    machine's or the user's, so a recipe evaluates the same everywhere."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("NIX_")}
-    env["NIX_PATH"] = ""
-    if conf_dir is not None:
-        env["NIX_CONF_DIR"] = str(conf_dir)
-        env["NIX_USER_CONF_FILES"] = str(conf_dir / "nix.conf")  # absent: no user configuration either
-    return env
-
-
-def command(nix: str, expression: str, show_trace: bool = False) -> list[str]:
-    words = [nix, "--store", "dummy://", "--readonly-mode", "--eval", "--strict", "--json",
-             "--option", "substituters", "", "--option", "allow-import-from-derivation", "false"]
-    if show_trace:
-        words.append("--show-trace")
-    return words + ["--expr", expression]
-
-
-def batch_expression(jobs: Sequence[Job], universe_file: Path, roots: Sequence[Path]) -> str:
+def batch_expression(jobs: Sequence[Job], universe_file: Path, roots: Sequence[Path], secret: str) -> str:
+    """The call's `--expr`: each job's summary traced after `secret`, which no evaluated file can know (restricted
+    evaluation cannot read the command line) and so cannot forge."""
     listed = " ".join(nix_string(str(root)) for root in roots)
+    mark = nix_string(secret)
     head = (f"let s = import {nix_path(STANDIN)} {{ universe = builtins.fromJSON (builtins.readFile "
-            f"{nix_path(universe_file)}); roots = [ {listed} ]; }}; t = builtins.trace; j = builtins.toJSON; in [\n")
-    items = [f"(t (j [ \"recipe\" {number} ]) (t (j [ \"summary\" {number} (s.recipe {nix_path(job.snapshot.root)} "
-             f"{nix_string(job.path)}) ]) null))" for number, job in enumerate(jobs)]
+            f"{nix_path(universe_file)}); roots = [ {listed} ]; secret = {mark}; }}; t = builtins.trace; "
+            f"j = builtins.toJSON; in [\n")
+    items = [f"(t (j [ {mark} \"recipe\" {number} ]) (t (j [ {mark} \"summary\" {number} (s.recipe "
+             f"{nix_path(job.snapshot.root)} {nix_string(job.path)}) ]) null))" for number, job in enumerate(jobs)]
     return head + "\n".join(items) + "\n]"
 
 
@@ -147,39 +134,42 @@ class _Run:
     timed_out: bool = False
 
 
-def _parse(stderr: str) -> _Run:
+def _parse(stderr: str, secret: str) -> _Run:
+    """What a call's stderr says: only `trace:` lines whose first element is `secret` are pinshift's (anything a
+    recipe traces is ignored, whatever it looks like); Nix's error is the last `error:` line and what follows."""
     run = _Run()
-    error_lines: list[str] = []
-    for line in stderr.splitlines():
-        if error_lines:
-            error_lines.append(line)
+    prefix = "trace: " + json.dumps([secret])[:-1] + ","
+    lines = stderr.splitlines()
+    error_at = None
+    for number, line in enumerate(lines):
+        if line.startswith("error:"):
+            error_at = number
+        if not line.startswith(prefix):
             continue
-        if line.startswith("trace: "):
-            try:
-                value = json.loads(line[7:])
-            except ValueError:
-                continue
-            if not isinstance(value, list) or not value:
-                continue
-            if value[0] == "recipe" and len(value) == 2 and isinstance(value[1], int):
-                run.current = value[1]
-                run.reads.setdefault(value[1], [])
-            elif value[0] == "summary" and len(value) == 3 and isinstance(value[1], int):
-                run.summaries[value[1]] = value[2]
-            elif value[0] in ("read", "exists", "readdir") and len(value) == 2 and run.current is not None:
-                run.reads[run.current].append((value[0], str(value[1])))
-        elif line.startswith("error:"):
-            error_lines.append(line)
-    if error_lines:
-        run.error = "\n".join(error_lines)
+        try:
+            value = json.loads(line[7:])
+        except ValueError:
+            continue
+        value = value[1:] if isinstance(value, list) else []
+        if not value:
+            continue
+        if value[0] == "recipe" and len(value) == 2 and isinstance(value[1], int):
+            run.current = value[1]
+            run.reads.setdefault(value[1], [])
+        elif value[0] == "summary" and len(value) == 3 and isinstance(value[1], int):
+            run.summaries[value[1]] = value[2]
+        elif value[0] in ("read", "exists", "readdir") and len(value) == 2 and run.current is not None:
+            run.reads[run.current].append((value[0], str(value[1])))
+    if error_at is not None:
+        run.error = "\n".join(lines[error_at:])
     return run
 
 
 class _Calls:
-    """Running nix-instantiate processes, so that an interrupt stops every one of them."""
+    """Running nix-instantiate processes (in `sandbox`), so that an interrupt stops every one of them."""
 
-    def __init__(self, conf_dir: Path | None = None):
-        self.conf_dir = conf_dir
+    def __init__(self, sandbox: NixSandbox):
+        self.sandbox = sandbox
         self.lock = threading.Lock()
         self.running: set[subprocess.Popen] = set()
         self.stopped = False
@@ -189,21 +179,14 @@ class _Calls:
         with self.lock:
             if self.stopped:
                 raise KeyboardInterrupt
-            process = subprocess.Popen(words, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                       stderr=subprocess.PIPE, env=offline_environment(self.conf_dir))
+            process = self.sandbox.start(words)
             self.running.add(process)
         try:
-            try:
-                _, err = process.communicate(timeout=timeout)
-                timed_out = False
-            except subprocess.TimeoutExpired:
-                process.kill()
-                _, err = process.communicate()
-                timed_out = True
+            done = finish(process, timeout)
         finally:
             with self.lock:
                 self.running.discard(process)
-        return err.decode("utf-8", "replace"), timed_out, process.returncode
+        return done.stderr, done.timed_out, done.status
 
     def stop(self) -> None:
         with self.lock:
@@ -216,20 +199,37 @@ class _Calls:
 
 
 class Evaluator:
-    """Evaluates jobs with `nix` against the stand-in; `roots` are every snapshot's directory (for messages)."""
+    """Evaluates jobs with `nix` against the stand-in, in a NixSandbox of its own (removed by `close`; a context
+    manager); `roots` are every snapshot's directory: the only folders, with the stand-in and the universe's,
+    the calls may read (`-I`), and what messages leave out."""
 
     def __init__(self, nix: str, names: list[str], scratch: Path, roots: Sequence[Path], timeout: float | None = None,
                  workers: int | None = None):
         self.nix = nix
-        self.universe_file = scratch / "universe.json"
+        universe_dir = Path(tempfile.mkdtemp(prefix="universe-", dir=scratch))
+        self.universe_file = universe_dir / "universe.json"
         self.universe_file.write_text(json.dumps(names))
         self.roots = list(roots)
+        self.allowed = [*self.roots, STANDIN, universe_dir]
         self.timeout = timeout if timeout is not None else configured_timeout()
         self.workers = workers or _cores()
-        conf_dir = scratch / "nix-conf"
-        conf_dir.mkdir(exist_ok=True)
-        self.calls = _Calls(conf_dir)
+        self.secret = secrets.token_hex(16)
+        self.sandbox = NixSandbox()
+        self.calls = _Calls(self.sandbox)
         self.calls_made = 0
+
+    def close(self) -> None:
+        self.sandbox.close()
+
+    def __enter__(self) -> "Evaluator":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _command(self, jobs: Sequence[Job], show_trace: bool = False) -> list[str]:
+        expression = batch_expression(jobs, self.universe_file, self.roots, self.secret)
+        return eval_command(self.nix, self.allowed, expression, show_trace)
 
     def evaluate(self, jobs: Sequence[Job]) -> list[Evaluation]:
         """One Evaluation per job, in order."""
@@ -254,10 +254,9 @@ class Evaluator:
         """Evaluate `indices`; on a failure keep what came before, the failing one alone, then the rest."""
         while indices:
             chosen = [jobs[i] for i in indices]
-            expression = batch_expression(chosen, self.universe_file, self.roots)
-            stderr, timed_out, status = self.calls.run(command(self.nix, expression), self.timeout)
+            stderr, timed_out, status = self.calls.run(self._command(chosen), self.timeout)
             self.calls_made += 1
-            run = _parse(stderr)
+            run = _parse(stderr, self.secret)
             for number, index in enumerate(indices):
                 if number in run.summaries:
                     results[index] = self._evaluation(run.summaries[number], None, run.reads.get(number, []))
@@ -277,10 +276,9 @@ class Evaluator:
 
     def _alone(self, jobs: Sequence[Job], index: int, results: list) -> None:
         """One recipe by itself, with --show-trace: its error names where it failed in the recipe."""
-        expression = batch_expression([jobs[index]], self.universe_file, self.roots)
-        stderr, timed_out, _ = self.calls.run(command(self.nix, expression, show_trace=True), self.timeout)
+        stderr, timed_out, _ = self.calls.run(self._command([jobs[index]], show_trace=True), self.timeout)
         self.calls_made += 1
-        run = _parse(stderr)
+        run = _parse(stderr, self.secret)
         if 0 in run.summaries:  # it evaluates alone: what failed was the batch (out of memory?)
             results[index] = self._evaluation(run.summaries[0], None, run.reads.get(0, []))
             return
@@ -308,16 +306,7 @@ class Evaluator:
         return None
 
     def _message(self, stderr: str) -> str:
-        return error_message(stderr, self.roots)
-
-
-def configured_timeout() -> float:
-    """TIMEOUT, or $PINSHIFT_EVAL_TIMEOUT seconds when it is a positive number."""
-    try:
-        value = float(os.environ.get("PINSHIFT_EVAL_TIMEOUT", ""))
-    except ValueError:
-        return TIMEOUT
-    return value if value > 0 else TIMEOUT
+        return memory_message(error_message(stderr, self.roots), self.sandbox.memory)
 
 
 def _cores() -> int:
@@ -335,7 +324,7 @@ def error_message(stderr: str, roots: Sequence[Path]) -> str:
     """Nix's error in one line: the message, then where in the tree it happened (the first place in a recipe
     file), else which attribute was being evaluated; snapshot directories left out of every path."""
     lines = [line.rstrip() for line in stderr.splitlines()]
-    start = next((n for n, line in enumerate(lines) if line.startswith("error:")), None)
+    start = next((n for n in range(len(lines) - 1, -1, -1) if lines[n].startswith("error:")), None)
     if start is None:
         tail = [line for line in lines if line.strip() and not line.startswith("trace: ")]
         return _clean(tail[-1].strip() if tail else "nix-instantiate failed", roots)

@@ -15,7 +15,6 @@ from __future__ import annotations
 # Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
 
 import shutil
-import subprocess
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -129,15 +128,26 @@ def _grouped(group: list[Recipe], offset_of, code: str, message: str, severity: 
 
 
 def _syntax(recipes: list[Recipe], options: VerifyOptions, result: Verification) -> None:
-    for recipe in recipes:
-        for problem in recipe.doc.problems:
-            result.findings.append(Finding(recipe.path, problem.line, problem.column, "V001", problem.message))
-        if options.nix and not recipe.doc.problems:
-            parsed = subprocess.run([options.nix, "--parse", "-"], input=recipe.data, capture_output=True)
-            if parsed.returncode != 0:
-                lines = parsed.stderr.decode("utf-8", "replace").strip().splitlines() or ["rejected"]
-                result.findings.append(Finding(recipe.path, 1, 1, "V002",
-                                               "nix-instantiate --parse: " + lines[0].removeprefix("error: ")))
+    sandbox = None
+    try:
+        for recipe in recipes:
+            for problem in recipe.doc.problems:
+                result.findings.append(Finding(recipe.path, problem.line, problem.column, "V001", problem.message))
+            if options.nix and not recipe.doc.problems:
+                if sandbox is None:
+                    from pinshift.checks.nix_process import NixSandbox
+
+                    sandbox = NixSandbox()
+                from pinshift.checks.nix_process import parse_command
+
+                parsed = sandbox.run(parse_command(options.nix), input=recipe.data)
+                if parsed.status != 0 or parsed.timed_out:
+                    lines = parsed.stderr.strip().splitlines() or ["rejected"]
+                    result.findings.append(Finding(recipe.path, 1, 1, "V002",
+                                                   "nix-instantiate --parse: " + lines[0].removeprefix("error: ")))
+    finally:
+        if sandbox is not None:
+            sandbox.close()
     if not options.nix:
         result.notes.append("nix-instantiate not on PATH: syntax checked with tree-sitter only")
 
@@ -212,11 +222,12 @@ def _argument_offset(argument: str):
 
 def _evaluate(group, checkout, commit, options, on_disk, result) -> None:
     from pinshift.checks.eval import evaluate, export_revision, scratch
+    from pinshift.checks.nix_process import NixSandbox
 
     if not options.nix:
         result.notes.append("--eval skipped: nix-instantiate is not on PATH")
         return
-    with scratch() as directory:
+    with scratch() as directory, NixSandbox() as sandbox:
         export = export_revision(checkout.repo, commit, Path(directory))
         failures = defaultdict(list)
         for index, recipe in enumerate(group):
@@ -232,7 +243,7 @@ def _evaluate(group, checkout, commit, options, on_disk, result) -> None:
 
                 path.parent.mkdir(parents=True)
                 write_atomic(path, recipe.data, durable=False)
-            value, error = evaluate(options.nix, path.resolve(), export)
+            value, error = evaluate(options.nix, path.resolve(), export, sandbox)
             if error is not None:
                 failures[error.replace(str(export), f"<nixpkgs {commit[:7]}>")].append(recipe)
             else:

@@ -22,7 +22,8 @@ NO_NIX = ("pinshift diff evaluates recipes with nix-instantiate, which is not on
               help="The recipe repository (default: the current directory).")
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True)
 @click.option("--output", type=click.Path(dir_okay=False), default=None, help="Write the report to FILE instead of stdout.")
-@click.option("--verbose", "-v", is_flag=True, help="List every recipe of each group (text; Markdown and JSON always do).")
+@click.option("--verbose", "-v", is_flag=True, help="List every recipe of each group (text; Markdown and JSON always do), "
+              "and say when Nix could not be given a network namespace of its own.")
 def diff(base, target, paths, repo, fmt, output, verbose) -> None:
     """Evaluate the recipes of BASE and TARGET (read from git, nothing checked out) against pinshift's stand-in
     nixpkgs, offline, and show what each builds differently: same, changed (each attribute, before → after),
@@ -43,6 +44,11 @@ def diff(base, target, paths, repo, fmt, output, verbose) -> None:
     repository = Repository.open_to_read(repo, f"--repo {repo}")
     result = diff_commits(repository, base, target, paths, nix,
                           note=lambda line: click.echo(printable(line), err=True))
+    if verbose:
+        from pinshift.checks.nix_process import network_note
+
+        if network_note():
+            click.echo(printable(f"pinshift: note: {network_note()}"), err=True)
     text = render(result, fmt, verbose)
     if output:
         from pinshift.files.tree import write_atomic

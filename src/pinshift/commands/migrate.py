@@ -149,6 +149,14 @@ def _write_fanout_reports(outcomes, report, fmt, recipe, options, table) -> None
         click.echo(table, nl=False)
 
 
+def network_note() -> None:
+    """--verbose: say when Nix (the build check) ran without a network namespace of its own."""
+    from pinshift.checks.nix_process import network_note as note
+
+    if note():
+        click.echo(printable(f"pinshift: note: {note()}"), err=True)
+
+
 def _recipe_name(outcomes, options) -> str:
     planned = next((o.plan for o in outcomes if o.plan is not None), None)
     return planned.recipe if planned is not None else options.recipe
@@ -184,6 +192,8 @@ def run_migration(options, report, verify=None) -> int:
         options = replace(options, run=replace(options.run, strict=options.strict, progress=progress))
         migration = prepare(options)
         planned = plan(migration)
+    if report.verbose:
+        network_note()
     if options.run.memo is not None:
         options.run.memo.save()
         if report.verbose and options.run.memo.hits:

@@ -9,14 +9,20 @@
 # which records the pin (revision, hash), the config and what the overlays set; nothing is fetched. A file
 # that is a function is called as Flox (callPackage) calls it, with the caller's stand-in set. Every file
 # read is traced on stderr (`trace: ["read","/tmp/…/x.nix"]`) so that a summary can be remembered by the
-# files it read (pinshift.checks.evaluation).
-{ universe, roots }:
+# files it read (pinshift.checks.evaluation). Each trace starts with `secret`, chosen per run and given only
+# on the command line, so that a recipe's own `builtins.trace` can never pass for one.
+#
+# The shadowing below is a model of nixpkgs, not a security boundary: Nix's restricted evaluation, its options
+# and the operating system are (pinshift.checks.nix_process). It is still complete: the recipe's `builtins` is
+# a set whose `builtins` is itself, every `__name` primop is the shadowed set's `name` (the list is read from
+# `builtins.attrNames builtins`), `getEnv` is "" and `currentTime` 0.
+{ universe, roots, secret ? "" }:
 let
   b = builtins;
   lib = import ./lib.nix { isSymbol = nodes.isSymbol; };
   nodes = import ./nodes.nix { inherit universe lib roots importer; nodesFile = toString ./nodes.nix; };
 
-  traced = what: p: value: b.trace (b.toJSON [ what (toString p) ]) value;
+  traced = what: p: value: b.trace (b.toJSON [ secret what (toString p) ]) value;
   importer = p: if nodes.isSymbol p then importSymbol p else traced "read" p (b.scopedImport scope p);
 
   fetcher = name: arg: nodes.symbol [ "builtins" name ] arg;
@@ -43,10 +49,15 @@ let
     currentSystem = "x86_64-linux";
     currentTime = 0;
     nixPath = [ ];
+    findFile = scope.__findFile;
+    storePath = unavailable "storePath";
   };
-  scope = {
-    inherit (overrides) import scopedImport fetchTarball fetchGit fetchTree fetchMercurial derivation;
-    builtins = b // overrides;
+  shadowed = b // overrides // { builtins = shadowed; };
+  # `__getEnv`, `__readFile`, `__currentTime`, …: every primop's other name is the shadowed one
+  underscored = b.listToAttrs (map (name: { name = "__${name}"; value = shadowed.${name}; }) (b.attrNames shadowed));
+  scope = underscored // {
+    inherit (overrides) import scopedImport fetchTarball fetchGit fetchTree fetchMercurial derivation derivationStrict;
+    builtins = shadowed;
     __nixPath = [ ];
     __findFile = path: name:
       if name == "nixpkgs" then nodes.symbol [ "<nixpkgs>" ]
