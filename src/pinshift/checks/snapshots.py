@@ -3,7 +3,7 @@
 `nix-instantiate` imports files from disk, and pinshift never checks anything out: the blobs of a commit are
 read from git's objects (`CommitTree.contents`) and written under a directory only this user can read
 (`tempfile.mkdtemp`, mode 0700; in `/dev/shm` when that memory file system is there with room, unless $TMPDIR
-is set), removed when the check is done (`Scratch`, also on Ctrl-C), and only when something must be
+is set), removed when the check is done (`Scratch`, also on Ctrl-C; after a `kill -9`, by the next run), and only when something must be
 evaluated: a tree whose every summary is remembered is never written. A later state (the
 tree after a planned step) hard-links every file it shares with the state before it and writes only what the
 step changed. Symbolic links and submodules are not written (a recipe importing through one does
@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pinshift.checks.scratch_dirs import LockedDirectory, remove_dead
 from pinshift.planning.memo import blob_id
 
 
@@ -80,14 +80,18 @@ def scratch_parent(shared: Path = SHARED_MEMORY, files: int = 0) -> str | None:
 
 
 class Scratch:
-    """A private temporary directory for snapshots (mode 0700), removed on `close` (a context manager)."""
+    """A private temporary directory for snapshots (mode 0700, `pinshift-eval-*`), removed on `close` (a context
+    manager); it holds its lock while open, so that a later run removes it if this one dies
+    (pinshift.checks.scratch_dirs, which each run asks first)."""
 
     def __init__(self, files: int = 0):
         """`files`: how many files the snapshots may hold in all (each tree's files, once per tree)."""
+        remove_dead()
         try:
-            self.path = Path(tempfile.mkdtemp(prefix="pinshift-eval-", dir=scratch_parent(files=files)))
+            self._directory = LockedDirectory("pinshift-eval-", scratch_parent(files=files))
         except OSError:
-            self.path = Path(tempfile.mkdtemp(prefix="pinshift-eval-"))
+            self._directory = LockedDirectory("pinshift-eval-")
+        self.path = self._directory.path
         self.count = 0
 
     def __enter__(self) -> "Scratch":
@@ -97,7 +101,7 @@ class Scratch:
         self.close()
 
     def close(self) -> None:
-        shutil.rmtree(self.path, ignore_errors=True)
+        self._directory.close()
 
     def _directory(self) -> Path:
         self.count += 1
