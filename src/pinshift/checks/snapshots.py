@@ -88,10 +88,10 @@ class Scratch:
         """`files`: how many files the snapshots may hold in all (each tree's files, once per tree)."""
         remove_dead()
         try:
-            self._directory = LockedDirectory("pinshift-eval-", scratch_parent(files=files))
+            self._locked = LockedDirectory("pinshift-eval-", scratch_parent(files=files))
         except OSError:
-            self._directory = LockedDirectory("pinshift-eval-")
-        self.path = self._directory.path
+            self._locked = LockedDirectory("pinshift-eval-")
+        self.path = self._locked.path
         self.count = 0
 
     def __enter__(self) -> "Scratch":
@@ -101,7 +101,7 @@ class Scratch:
         self.close()
 
     def close(self) -> None:
-        self._directory.close()
+        self._locked.close()
 
     def _directory(self) -> Path:
         self.count += 1
