@@ -1,18 +1,24 @@
 """What each recipe builds, evaluated offline: the real `nix-instantiate` against pinshift's stand-in nixpkgs.
 
 The stand-in (`checks/standin/*.nix`, shipped with pinshift) replaces the recipe's nixpkgs by symbolic values
-that record what the recipe selects, overrides and sets; `standin/default.nix` says how. Evaluation:
+that record what the recipe selects, overrides and sets; `standin/default.nix` says how. Evaluation, in a
+NixSandbox (pinshift.checks.nix_process: its own nix.conf, PATH and HOME, an emptied environment, a network
+namespace, memory and time limits):
 
-    nix-instantiate --store dummy:// --readonly-mode --eval --strict --json --option substituters '' \
-        --option allow-import-from-derivation false --expr '<a batch>'
+    nix-instantiate --store dummy:// --readonly-mode --option restrict-eval true --option allowed-uris '' \
+        --option allow-unsafe-native-code-during-evaluation false --option allow-import-from-derivation false \
+        --option substituters '' -I <each tree> -I <the stand-in> -I <the universe's folder> \
+        --eval --strict --json --expr '<a batch>'
 
-with an empty NIX_PATH: nothing is fetched, built or written, and no Nix store (nor its database) is even
-opened, so it works in a network namespace or a container without /nix/var. Many recipes go into one call (a
-list), and the calls run in parallel (one per core). Each element traces `["recipe", i]`, every file it reads
-(`["read", path]`) and its summary (`["summary", i, …]`) on stderr, so a batch that fails loses nothing: the
-summaries before the failing recipe are kept, the failing one is evaluated alone (with `--show-trace`, for
-where it failed), the rest are evaluated again. A call that runs longer than TIMEOUT seconds is stopped and
-its current recipe reported as not finishing.
+nothing is fetched, built or written, no Nix store (nor its database) is even opened, and nothing outside the
+`-I` folders can be read. Many recipes go into one call (a list), and the calls run in parallel (one per
+core). Each element traces `[SECRET, "recipe", i]`, every file it reads (`[SECRET, "read", path]`) and its
+summary (`[SECRET, "summary", i, …]`) on stderr, SECRET being chosen per Evaluator and given only in the
+`--expr` text, so no recipe can trace a line pinshift would take for its own. A batch that fails loses
+nothing: the summaries before the failing recipe are kept, the failing one is evaluated alone (with
+`--show-trace`, for where it failed), the rest are evaluated again. A call that runs longer than
+$PINSHIFT_EVAL_TIMEOUT seconds (120) is stopped and its current recipe reported as not finishing; one over
+the memory limit fails with Nix's "out of memory".
 
 Each result is an `Evaluation`: the summary (plain JSON values) or Nix's error, and the files it read, by
 which pinshift.checks.summary_memo remembers it.
