@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import os
 import shutil
 import threading
 from pathlib import Path
@@ -409,3 +410,46 @@ def test_verify_eval_fetches_nothing_and_is_bounded(run_cli, tmp_path, stub_nixp
     result, report = verify_eval(run_cli, tmp_path, stub_nixpkgs, version)
     assert message in result.output, result
     assert report["evaluations"] == {}
+
+
+# --- the stand-in's shadow, and the cache -----------------------------------------------------------------------
+
+
+def test_every_spelling_of_a_builtin_is_the_stand_ins(tmp_path):
+    """`builtins.builtins` is the shadowed set, `__name` is its `name`: a read through any spelling is traced (the
+    stand-in's readFile), a fetch is recorded (the stand-in's fetchurl), the clock and the search path are empty."""
+    from pinshift.checks.build_diff import evaluate_snapshots
+    from pinshift.checks.snapshots import Scratch, Snapshot
+    from pinshift.checks.summary_memo import SummaryMemo
+    from pinshift.planning.memo import blob_id
+
+    nix = require_nix()
+    files = {"d.txt": "data", "e.txt": "more", "f.txt": "third",
+             "r.nix": '{ a = __readFile ./d.txt; b = builtins.builtins.readFile ./e.txt; '
+                      'c = (builtins.getAttr "readFile" builtins.builtins) ./f.txt; '
+                      't = [ __currentTime builtins.builtins.currentTime (builtins.getAttr "currentTime" builtins) ]; '
+                      'u = builtins.isAttrs (__fetchurl "http://127.0.0.1:9/x"); n = [ __nixPath builtins.nixPath ]; '
+                      's = builtins.builtins ? builtins && __builtins ? getEnv; }\n'}
+    root = tmp_path / "tree"
+    root.mkdir()
+    for path, text in files.items():
+        (root / path).write_text(text)
+    snapshot = Snapshot("tree", root, {path: blob_id(text.encode()) for path, text in files.items()})
+    with Scratch() as scratch:
+        found = evaluate_snapshots(nix, SummaryMemo(None), scratch, [(snapshot, ["r.nix"])])
+    evaluation = found[("tree", "r.nix")]
+    assert evaluation.error is None, evaluation.error
+    assert evaluation.summary["value"] == {"a": "data", "b": "more", "c": "third", "t": [0, 0, 0], "u": True,
+                                           "n": [[], []], "s": True}
+    assert sorted(evaluation.reads) == ["d.txt", "e.txt", "f.txt", "r.nix"]
+
+
+def test_the_cache_remembers_no_value_from_the_environment(attack, run_cli, monkeypatch):
+    monkeypatch.setenv("PINSHIFT_CACHE", "on")
+    root = attack({f"{PKGS}/a.nix": '{ x = builtins.builtins.getEnv "TOKEN"; y = __getEnv "HOME"; }\n'})
+    first = run_cli("diff", "main", "target", "--repo", str(root), "--format", "json")
+    monkeypatch.setenv("TOKEN", "ghp_other456")
+    second = run_cli("diff", "main", "target", "--repo", str(root), "--format", "json")
+    assert json.loads(first.stdout)["recipes"] == json.loads(second.stdout)["recipes"]
+    assert json.loads(second.stdout)["evaluation"]["remembered"] == 2  # remembered: the same, with no value in it
+    assert TOKEN not in first.output and "ghp_other456" not in second.output and os.environ["HOME"] not in first.stdout

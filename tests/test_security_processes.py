@@ -195,3 +195,24 @@ def test_verbose_says_when_nix_has_no_network_namespace(make_repo, tmp_path):
     if namespaces_work():
         assert "network namespace" not in usual.stderr
     assert quiet.stdout == loud.stdout == usual.stdout
+
+
+def test_migrate_verbose_says_it_too(make_repo, tmp_path):
+    nix = require_nix()
+    root = make_repo({f"{PKGS}/a.nix": "let nixpkgs_pinned = import <nixpkgs> { }; in nixpkgs_pinned.python3Packages.x\n"})
+    recipe = tmp_path / "recipe.toml"
+    recipe.write_text('name = "check"\ndescription = "a test recipe"\nfiles = [".flox/pkgs/**/*.nix"]\n\n'
+                      '[[steps]]\nkind = "rename-attr"\ntitle = "Use python313Packages"\n[steps.params]\n'
+                      'from = "python3Packages"\nto = "python313Packages"\nbase = "nixpkgs_pinned"\n')
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    for tool in ("git", nix):
+        (tools / Path(tool).name).symlink_to(shutil.which(tool))
+    args = [PINSHIFT, "migrate", str(recipe), "--repo", str(root), "--from", "main", "--branch", "next", "--dry-run"]
+    without = dict(os.environ, PATH=str(tools))
+    loud = subprocess.run([*args, "--verbose"], capture_output=True, text=True, env=without)
+    quiet = subprocess.run(args, capture_output=True, text=True, env=without)
+    assert loud.returncode == quiet.returncode == 0, loud.stderr
+    assert "pinshift: note: Nix ran without a network namespace of its own" in loud.stderr
+    assert "network namespace" not in quiet.stderr
+    assert "What the recipes build" in loud.stdout
