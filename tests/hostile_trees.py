@@ -1,5 +1,5 @@
 """Commits whose trees hold entries git refuses to check out, written object by object (git mktree and
-`git hash-object --literally` take what `git add` never makes: `..`, `.git`, a name holding `/` or a newline).
+`git hash-object --literally` take what `git add` never makes: `..`, `.git`, a name holding `/` or a NUL).
 
 `HOSTILE` names each case; `hostile_commit(root, base, case, victim)` adds the case's entry to the tree of
 commit `base` and returns the new commit. Cases that climb (`..`) aim at `victim`, a file outside the
@@ -86,8 +86,8 @@ HOSTILE = {
     "backslash-dotgit": "sub\\.git",
     "slash-in-name": "sub/x.nix",
     "slash-climbing": "climb/",
-    "newline": "new\nline.nix",
-    "escape": "\x1b[2Jclear.nix",
+    "newline-dotgit": "new\nline",
+    "escape-dotdot": "\x1b[2J",
     "nul": "ev\0il.nix",
     "nested-dotdot": ".flox/pkgs/..",
 }
@@ -103,7 +103,12 @@ def hostile_commit(root: Path, base: str, case: str, victim: Path) -> str:
         entry = chain(root, _climb(victim), leaf)
     elif case == "slash-climbing":  # one entry whose name is the whole climb
         folder, entry = [], (b"100644", b"/".join(_climb(victim) + [leaf[0]]), leaf[1])
-    elif case in ("slash-in-name", "newline", "escape", "nul"):
+    elif case == "newline-dotgit":  # the name's newline must show escaped in the one-line refusal
+        config = blob(root, b"[core]\n\tfsmonitor = \"touch pwned\"\n")
+        folder, entry = [], chain(root, [name.encode(), b".git"], (b"config", config))
+    elif case == "escape-dotdot":  # likewise an escape sequence, before a climb
+        folder, entry = [], chain(root, [name.encode()] + _climb(victim), leaf)
+    elif case in ("slash-in-name", "nul"):
         folder, entry = [], (b"100644", name.encode(), leaf[1])
     else:  # a folder by that name holding a git directory's config (core.fsmonitor runs a command)
         config = blob(root, b"[core]\n\tfsmonitor = \"touch pwned\"\n")
@@ -115,6 +120,6 @@ def hostile_commit(root: Path, base: str, case: str, victim: Path) -> str:
 def shown_name(case: str) -> str:
     """What the refusal names for `case` (the entry's path as pinshift shows it, first characters)."""
     return {"dotdot": "'..'", "nested-dotdot": "'.flox/pkgs/..'", "slash-climbing": "'../../../", "dot": "'.flox/pkgs/.'",
-            "newline": "'new\\nline.nix'", "escape": "'\\x1b[2Jclear.nix'", "slash-in-name": "'sub/x.nix'",
+            "newline-dotgit": "'new\\nline/.git'", "escape-dotdot": "'\\x1b[2J/..'", "slash-in-name": "'sub/x.nix'",
             "hfs-ignorable": "'.flox/pkgs/.g\\u200cit'", "backslash-dotgit": "'.flox/pkgs/sub\\\\.git'",
             }.get(case, f"'.flox/pkgs/{HOSTILE[case]}'")

@@ -9,10 +9,10 @@ snapshot writer checks again. A path is refused when one of its `/`-separated co
 - a name git reads as `.git` (`is_ntfs_dotgit`, `is_hfs_dotgit`): in any case, followed only by dots or
   spaces (NTFS drops them: `.git.`, `.GIT `), `git~1` likewise (the NTFS short name of `.git`), `.git`
   with an NTFS stream (`.git::$INDEX_ALLOCATION`), `.git` holding code points HFS+ ignores
-  (`.g\\u200cit`), and each of these as a backslash-separated part of a component (`a\\.git`);
-- holding a control character (a newline, a tab, an escape, C1 controls, U+2028/U+2029): git allows them,
-  but a name with a newline would make one report line two, and a path Nix or a terminal reads differently. Stricter than
-  git on purpose.
+  (`.g\\u200cit`), and each of these as a backslash-separated part of a component (`a\\.git`).
+
+A name with control characters (a newline, an escape) is not refused: git checks such names out, and every
+report shows them escaped (`pinshift.report.display`), as `shown` does in the refusal itself.
 
 `CommitTree` also refuses an entry whose name holds `/` (`git fsck`'s `fullPathname`) when the folder its
 path names is not a tree of the commit, and a path listed twice.
@@ -26,10 +26,9 @@ from pinshift.errors import GitError
 
 # code points HFS+ ignores when it compares names (git's utf8.c, next_hfs_char)
 _HFS_IGNORED = dict.fromkeys([0x200C, 0x200D, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x206A, 0x2070), 0xFEFF])
-# characters that make a name suspect (controls, and what HFS+ ignores); an ASCII name is checked with isprintable
-_SPECIAL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]")
+# what HFS+ ignores: a name holding one could be `.git` there
+_SPECIAL = re.compile("[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]")
 _NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # C0, DEL, C1, and the line and paragraph separators
 
 
 def _is_dotgit(part: str) -> bool:
@@ -50,11 +49,10 @@ def reason(path: str) -> str | None:
     lowered = wrapped.lower()
     if ("//" not in wrapped and "/./" not in wrapped and "/../" not in wrapped and "/.g" not in lowered
             and "/git~" not in lowered and "\\" not in path
-            and (path.isprintable() if path.isascii() else _SPECIAL.search(path) is None)):
+            and (path.isascii() or _SPECIAL.search(path) is None)):
         return None  # the common case, in a few string scans: nothing below could refuse it
     if path.startswith("/"):
         return "an absolute path"
-    control = _CONTROL.search(path)
     for component in path.split("/"):
         if component == "":
             return "an empty name"
@@ -62,8 +60,6 @@ def reason(path: str) -> str | None:
             return f"a '{component}' component: git refuses to check it out"
         if any(_is_dotgit(part) for part in component.split("\\")):
             return "a name git reads as '.git': git refuses to check it out"
-    if control is not None:
-        return f"a control character ({shown(control.group())[1:-1]}): a report could not show it on one line"
     return None
 
 
