@@ -8,6 +8,11 @@ evaluated: a tree whose every summary is remembered is never written. A later st
 tree after a planned step) hard-links every file it shares with the state before it and writes only what the
 step changed. Symbolic links and submodules are not written (a recipe importing through one does
 not evaluate), nor files above the size limit.
+
+Paths come from a commit anyone can write: `CommitTree` has already refused a tree holding `..`, `.git` or
+another path git would not check out (pinshift.git.entry_names), and `SnapshotWriter` checks each path again
+and opens every folder and file relative to its parent's descriptor without following a link, so nothing
+is ever written outside the snapshot's folder.
 """
 
 from __future__ import annotations
