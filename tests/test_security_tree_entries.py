@@ -369,3 +369,26 @@ def test_hash_of_a_tag_naming_a_blob_or_tree_says_so(world, run_cli, scratch, tm
     assert result.stderr.splitlines() == [
         f"pinshift: error: nixpkgs revision 'thetag' names a {'tree' if kind == 'tree' else 'blob'} in {repo}, not a "
         "commit; give a commit id, a branch or a tag of a commit"], result
+
+
+def test_the_scratch_worktree_refuses_a_path_git_would_not_check_out(world, tmp_path):
+    """A migration committing through a worktree (when hooks run) writes only paths git's rules allow: a step
+    that named `../x` or `.git/config` is refused before anything is written."""
+    from pinshift.errors import GitError
+    from pinshift.git.commit import add_worktree
+    from pinshift.git.repo import Repository
+
+    repo = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(world["repo"]), str(repo))
+    repository = Repository.open(repo)
+    worktree = add_worktree(repository, repository.resolve_base("HEAD"))
+    try:
+        for path in ("../escape.nix", ".git/config", "a/../../escape.nix", ".flox/GIT~1/x"):
+            for write in (lambda: worktree.create(path, b"x", "100644"), lambda: worktree.write(path, b"x"),
+                          lambda: worktree.delete(path)):
+                with pytest.raises(GitError, match="cannot write .* in the scratch worktree"):
+                    write()
+        assert not (worktree.path.parent / "escape.nix").exists()
+        assert (worktree.path / ".git").is_file()  # the worktree's own link to the repository, untouched
+    finally:
+        worktree.remove()
