@@ -90,6 +90,7 @@ HOSTILE = {
     "escape-dotdot": "\x1b[2J",
     "nul": "ev\0il.nix",
     "nested-dotdot": ".flox/pkgs/..",
+    "duplicate": "twice.nix",
 }
 
 
@@ -108,12 +109,17 @@ def hostile_commit(root: Path, base: str, case: str, victim: Path) -> str:
         folder, entry = [], chain(root, [name.encode(), b".git"], (b"config", config))
     elif case == "escape-dotdot":  # likewise an escape sequence, before a climb
         folder, entry = [], chain(root, [name.encode()] + _climb(victim), leaf)
+    elif case == "duplicate":  # two entries of one name: which one a checkout writes is git's choice, not ours
+        entries = read_tree(root, tree) + [(b"100644", b"twice.nix", leaf[1]), (b"100644", b"twice.nix", blob(root, b"2"))]
+        tree = write_tree(root, entries)
+        folder, entry = [], None
     elif case in ("slash-in-name", "nul"):
         folder, entry = [], (b"100644", name.encode(), leaf[1])
     else:  # a folder by that name holding a git directory's config (core.fsmonitor runs a command)
         config = blob(root, b"[core]\n\tfsmonitor = \"touch pwned\"\n")
         folder, entry = [b".flox", b"pkgs"], (b"40000", name.encode(), write_tree(root, [(b"100644", b"config", config)]))
-    tree = insert(root, tree, folder, entry)
+    if entry is not None:
+        tree = insert(root, tree, folder, entry)
     return _git(root, "commit-tree", "-p", base, "-m", f"hostile: {case}", tree).decode().strip()
 
 
@@ -122,4 +128,5 @@ def shown_name(case: str) -> str:
     return {"dotdot": "'..'", "nested-dotdot": "'.flox/pkgs/..'", "slash-climbing": "'../../../", "dot": "'.flox/pkgs/.'",
             "newline-dotgit": "'new\\nline/.git'", "escape-dotdot": "'\\x1b[2J/..'", "slash-in-name": "'sub/x.nix'",
             "hfs-ignorable": "'.flox/pkgs/.g\\u200cit'", "backslash-dotgit": "'.flox/pkgs/sub\\\\.git'",
+            "duplicate": "'twice.nix' (listed twice",
             }.get(case, f"'.flox/pkgs/{HOSTILE[case]}'")
