@@ -186,6 +186,12 @@ class SnapshotWriter:
             os.close(self._root_fd)
             self._root_fd = None
 
+    def _failed(self, path: str, error: OSError) -> PinshiftError:
+        why = {errno.ELOOP: "a link on the way (never followed)", errno.ENOTDIR: "a link or a file where a folder "
+               "should be (never followed)", errno.EEXIST: "something is there already (a link is never written "
+               "through)"}.get(error.errno, error.strerror or str(error))
+        return self._refuse(path, why)
+
     def _refuse(self, path: str, why: str) -> PinshiftError:
         return PinshiftError(f"cannot write {shown(path)} into the snapshot {self.root}: {why}; the check stopped "
                              "(nothing outside that folder was written)")
@@ -253,7 +259,7 @@ class SnapshotWriter:
             with os.fdopen(fd, "wb") as stream:
                 stream.write(data)
         except OSError as error:
-            raise self._refuse(path, error.strerror or str(error)) from None
+            raise self._failed(path, error) from None
 
     def link(self, source: "SnapshotWriter", path: str) -> None:
         """A hard link to `source`'s `path` (a copy where the file system cannot link); nothing when `source`
@@ -265,7 +271,7 @@ class SnapshotWriter:
         except FileNotFoundError:
             return
         except OSError as error:
-            raise self._refuse(path, error.strerror or str(error)) from None
+            raise self._failed(path, error) from None
         try:
             folder = self._folder(parts[:-1], self.create)
             try:
@@ -278,5 +284,5 @@ class SnapshotWriter:
             with os.fdopen(fd, "rb") as stream:
                 data = stream.read()
         except OSError as error:
-            raise self._refuse(path, error.strerror or str(error)) from None
+            raise self._failed(path, error) from None
         self.write(path, data)
