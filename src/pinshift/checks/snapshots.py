@@ -10,9 +10,9 @@ step changed. Symbolic links and submodules are not written (a recipe importing 
 not evaluate), nor files above the size limit.
 
 Paths come from a commit anyone can write: `CommitTree` has already refused a tree holding `..`, `.git` or
-another path git would not check out (pinshift.git.entry_names), and `tree_writer.SnapshotWriter` checks each path again
-and opens every folder and file relative to its parent's descriptor without following a link, so nothing
-is ever written outside the snapshot's folder.
+another path git would not check out (pinshift.git.entry_names), and `tree_writer.SnapshotWriter` checks
+each path again and opens every folder and file relative to its parent's descriptor without following a
+link, so nothing is ever written outside the snapshot's folder.
 """
 
 from __future__ import annotations

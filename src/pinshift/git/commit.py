@@ -405,7 +405,8 @@ class Worktree:
         """`path`, when git's rules let it become a file of this checkout (entry_names); else a GitError."""
         why = entry_names.reason(path)
         if why is not None:
-            raise GitError(f"cannot write {entry_names.shown(path)} in the scratch worktree: {why}; nothing was committed")
+            raise GitError(f"cannot write {entry_names.shown(path)} in the scratch worktree: {why}; "
+                           "nothing was committed")
         return path
 
     def write(self, path: str, data: bytes) -> None:

@@ -75,7 +75,8 @@ class FileStatus:
     source: str | None = None
 
 
-def _check_entry(commit: str, path: str, listed: bool, folders: set[str], outcome: str = "nothing was written") -> None:
+def _check_entry(commit: str, path: str, listed: bool, folders: set[str],
+                 outcome: str = "nothing was written") -> None:
     """Refuse (entry_names.UnsafeEntry) a path of `commit` that must not be written: git's rules
     (`entry_names.reason`), a path listed twice, or one whose folder is not a tree of the commit (an entry
     whose own name holds `/`); `folders` holds the trees listed so far (`ls-tree -t` lists a tree first)."""
@@ -91,7 +92,9 @@ def _check_entry(commit: str, path: str, listed: bool, folders: set[str], outcom
 class CommitTree:
     """The files of one commit, read from git's object store: no worktree, nothing written.
 
-    Symlinks and submodules are skipped with a reason: pinshift never edits through a link.
+    Symlinks and submodules are skipped with a reason: pinshift never edits through a link. A tree holding a
+    path git refuses to check out (`..`, `.git`: pinshift.git.entry_names) is refused when it is listed, before
+    anything is read or written (`_check_entry`).
     `prefetch(paths)` reads many blobs through one `git cat-file --batch` (one process
     instead of a round trip per file); pinshift.planning.pool calls it for each chunk of files, in
     the process that reads them. A file not prefetched is read through GitPython in the
@@ -110,9 +113,9 @@ class CommitTree:
         # makes git read every object's header, a quarter of a second at 10,000 files, for files that a run
         # answered from its plan memo never reads
         self._entries: dict[str, tuple[str, int | None, str]] = {}
-        folders: set[str] = {""}
         import git
 
+        folders: set[str] = {""}  # the trees listed so far: every path's folder must be one
         try:
             output = repo.git.ls_tree("-r", "-t", "-z", "--full-tree", commit)
         except git.GitCommandError as error:  # a missing, damaged or hand-made tree git cannot read
@@ -538,7 +541,8 @@ class Repository:
             output = self.repo.git.diff("--no-ext-diff", "--no-textconv", "--name-status", "-z", "-M", "-C",
                                         "--find-copies-harder", base, target, "--")
         except git.GitCommandError as error:  # a damaged or hand-made tree git cannot read
-            raise GitError(f"cannot compare the files of {base[:12]} and {target[:12]}: {_first_line(error)}") from None
+            raise GitError(f"cannot compare the files of {base[:12]} and {target[:12]}: "
+                           f"{_first_line(error)}") from None
         fields = output.split("\0")
         found, index = [], 0
         while index < len(fields) and fields[index]:
@@ -707,8 +711,10 @@ class CloneReader:
         return None
 
     def object_kind(self, name: str) -> str | None:
-        """What `name` names once tags are peeled ("commit", "tree", "blob"), None when the clone has no such object."""
-        peeled = _git_output(["-C", str(self.directory), "rev-parse", "--verify", "-q", "--end-of-options", f"{name}^{{}}"])
+        """What `name` names once tags are peeled ("commit", "tree", "blob"); None when the clone has no such
+        object."""
+        peeled = _git_output(["-C", str(self.directory), "rev-parse", "--verify", "-q", "--end-of-options",
+                              f"{name}^{{}}"])
         if peeled is None:
             return None
         kind = _git_output(["-C", str(self.directory), "cat-file", "-t", peeled.decode().strip()])
