@@ -5,10 +5,10 @@ repositories, `scan` (the variant matrix), `lint` (names against contents; `lint
 graph's findings), `verify` (against a nixpkgs checkout), `alignment` (the one pin a branch uses),
 `pin_inputs` (what steps ask of a nixpkgs clone or a sibling repository, answered before planning so steps
 stay pure), and what the recipes build: `evaluation` (the real nix-instantiate against the stand-in nixpkgs
-in `standin/`), `snapshots`, `summary_memo`, `build_changes`, `build_diff` (`pinshift diff`) and
-`build_check` (migrate's check after planning). `nix_process` owns how every Nix call runs (restricted,
-its own configuration and environment, no network, bounded), `scratch_dirs` the temporary folders a later
-run removes when their run died.
+in `standin/`), `snapshots` (written by `tree_writer` through folder descriptors), `summary_memo`,
+`build_changes`, `build_diff` (`pinshift diff`) and `build_check` (migrate's check after planning).
+`nix_process` owns how every Nix call runs (restricted, its own configuration and environment, no network,
+bounded), `scratch_dirs` the temporary folders a later run removes when their run died.
 
 May import: pinshift.errors, pinshift.syntax, pinshift.languages, pinshift.files, pinshift.git,
 pinshift.graph, pinshift.nixpkgs, pinshift.steps, pinshift.migrations, pinshift.planning, pinshift.interrupts.

@@ -8,6 +8,11 @@ evaluated: a tree whose every summary is remembered is never written. A later st
 tree after a planned step) hard-links every file it shares with the state before it and writes only what the
 step changed. Symbolic links and submodules are not written (a recipe importing through one does
 not evaluate), nor files above the size limit.
+
+Paths come from a commit anyone can write: `CommitTree` has already refused a tree holding `..`, `.git` or
+another path git would not check out (pinshift.git.entry_names), and `tree_writer.SnapshotWriter` checks
+each path again and opens every folder and file relative to its parent's descriptor without following a
+link, so nothing is ever written outside the snapshot's folder.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pinshift.checks.scratch_dirs import LockedDirectory, remove_dead
+from pinshift.checks.tree_writer import SnapshotWriter, folder_order
 from pinshift.planning.memo import blob_id
 
 
@@ -115,9 +121,9 @@ class Scratch:
         snapshot = Snapshot(name, self._directory(), {path: tree.blob_id(path) for path in regular})
 
         def write() -> None:
-            made: set[Path] = set()
-            for path, data in tree.contents(regular):
-                _write(snapshot.root, path, data, made)
+            with SnapshotWriter(snapshot.root) as writer:
+                for path, data in tree.contents(sorted(regular, key=folder_order)):
+                    writer.write(path, data)
 
         snapshot._pending = write
         return snapshot
@@ -131,33 +137,13 @@ class Scratch:
 
         def write() -> None:
             before.materialise()
-            made: set[Path] = set()
-            for path in before.files:
-                if path in writes or not (before.root / path).exists():
-                    continue
-                target = snapshot.root / path
-                _make_parent(target, made)
-                try:
-                    os.link(before.root / path, target)
-                except OSError:
-                    shutil.copyfile(before.root / path, target)
-            for path, data in writes.items():
-                if data is not None:
-                    _write(snapshot.root, path, data, made)
+            with SnapshotWriter(before.root, create=False) as source, SnapshotWriter(snapshot.root) as writer:
+                for path in sorted(before.files, key=folder_order):
+                    if path not in writes:
+                        writer.link(source, path)
+                for path in sorted(writes, key=folder_order):
+                    if writes[path] is not None:
+                        writer.write(path, writes[path])
 
         snapshot._pending = write
         return snapshot
-
-
-def _make_parent(target: Path, made: set[Path]) -> None:
-    parent = target.parent
-    if parent not in made:
-        parent.mkdir(parents=True, exist_ok=True)
-        made.add(parent)
-
-
-def _write(root: Path, path: str, data: bytes, made: set[Path]) -> None:
-    target = root / path
-    _make_parent(target, made)
-    with open(target, "wb") as stream:
-        stream.write(data)

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Protocol
 
 from pinshift.errors import GitError
+from pinshift.git import entry_names
 from pinshift.git.repo import Repository, _first_line
 from pinshift.interrupts import deferred
 
@@ -400,13 +401,21 @@ class Worktree:
             raise GitError(f"git {args[0]} failed: {_first_line(result)}")
         return result.stdout.strip()
 
+    def _checked(self, path: str) -> str:
+        """`path`, when git's rules let it become a file of this checkout (entry_names); else a GitError."""
+        why = entry_names.reason(path)
+        if why is not None:
+            raise GitError(f"cannot write {entry_names.shown(path)} in the scratch worktree: {why}; "
+                           "nothing was committed")
+        return path
+
     def write(self, path: str, data: bytes) -> None:
         """Overwrite a checked-out file in place (it keeps its mode).
 
         No temp file, rename or fsync: this checkout is ours alone and thrown away, and git
         stores the bytes at commit time; O_NOFOLLOW keeps the write off any symlink.
         """
-        fd = os.open(self.path / path, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW)
+        fd = os.open(self.path / self._checked(path), os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
 
@@ -415,7 +424,7 @@ class Worktree:
 
         No directory on the way may be a symlink: a new file never lands outside this checkout.
         """
-        target = self.path / path
+        target = self.path / self._checked(path)
         directory = self.path
         for part in Path(path).parts[:-1]:
             directory = directory / part
@@ -430,7 +439,7 @@ class Worktree:
 
     def delete(self, path: str) -> None:
         """Remove a checked-out file (the link itself for a symlink) and the directories it leaves empty."""
-        target = self.path / path
+        target = self.path / self._checked(path)
         os.unlink(target)
         directory = target.parent
         while directory != self.path and not any(directory.iterdir()):

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pinshift.files.content import DEFAULT_MAX_BYTES, SkippedFile, check_content
+from pinshift.git import entry_names
 from pinshift.errors import GitError, IncompleteRun
 
 ZERO = "0" * 40
@@ -74,10 +75,26 @@ class FileStatus:
     source: str | None = None
 
 
+def _check_entry(commit: str, path: str, listed: bool, folders: set[str],
+                 outcome: str = "nothing was written") -> None:
+    """Refuse (entry_names.UnsafeEntry) a path of `commit` that must not be written: git's rules
+    (`entry_names.reason`), a path listed twice, or one whose folder is not a tree of the commit (an entry
+    whose own name holds `/`); `folders` holds the trees listed so far (`ls-tree -t` lists a tree first)."""
+    why = entry_names.reason(path)
+    if why is None and listed:
+        why = "listed twice: the tree names it more than once"
+    if why is None and path.rpartition("/")[0] not in folders:
+        why = "a name holding '/': git's fsck refuses it"
+    if why is not None:
+        raise entry_names.UnsafeEntry(commit, path, why, outcome)
+
+
 class CommitTree:
     """The files of one commit, read from git's object store: no worktree, nothing written.
 
-    Symlinks and submodules are skipped with a reason: pinshift never edits through a link.
+    Symlinks and submodules are skipped with a reason: pinshift never edits through a link. A tree holding a
+    path git refuses to check out (`..`, `.git`: pinshift.git.entry_names) is refused when it is listed, before
+    anything is read or written (`_check_entry`).
     `prefetch(paths)` reads many blobs through one `git cat-file --batch` (one process
     instead of a round trip per file); pinshift.planning.pool calls it for each chunk of files, in
     the process that reads them. A file not prefetched is read through GitPython in the
@@ -96,13 +113,23 @@ class CommitTree:
         # makes git read every object's header, a quarter of a second at 10,000 files, for files that a run
         # answered from its plan memo never reads
         self._entries: dict[str, tuple[str, int | None, str]] = {}
-        output = repo.git.ls_tree("-r", "-z", "--full-tree", commit)
+        import git
+
+        folders: set[str] = {""}  # the trees listed so far: every path's folder must be one
+        try:
+            output = repo.git.ls_tree("-r", "-t", "-z", "--full-tree", commit)
+        except git.GitCommandError as error:  # a missing, damaged or hand-made tree git cannot read
+            raise GitError(f"cannot read the files of {commit[:12]}: {_first_line(error)}") from None
         for record in output.split("\0"):
             if not record:
                 continue
             meta, path = record.split("\t", 1)
             mode, kind, sha = meta.split()
-            self._entries[path] = (mode, None if kind == "blob" else 0, sha)
+            _check_entry(commit, path, path in self._entries or path in folders, folders)
+            if kind == "tree":
+                folders.add(path)
+            else:
+                self._entries[path] = (mode, None if kind == "blob" else 0, sha)
 
     def _sizes(self, paths) -> None:
         """Learn the sizes of `paths` (blobs whose size is not known yet) with one `git cat-file --batch-check`."""
@@ -508,8 +535,14 @@ class Repository:
         The user's diff configuration (external diff, textconv, `diff.renames`) does not apply: the
         statuses are git's own rename and copy detection at its default similarity (50%).
         """
-        output = self.repo.git.diff("--no-ext-diff", "--no-textconv", "--name-status", "-z", "-M", "-C",
-                                    "--find-copies-harder", base, target, "--")
+        import git
+
+        try:
+            output = self.repo.git.diff("--no-ext-diff", "--no-textconv", "--name-status", "-z", "-M", "-C",
+                                        "--find-copies-harder", base, target, "--")
+        except git.GitCommandError as error:  # a damaged or hand-made tree git cannot read
+            raise GitError(f"cannot compare the files of {base[:12]} and {target[:12]}: "
+                           f"{_first_line(error)}") from None
         fields = output.split("\0")
         found, index = [], 0
         while index < len(fields) and fields[index]:
@@ -677,6 +710,16 @@ class CloneReader:
             return found[0][1], found[0][0]
         return None
 
+    def object_kind(self, name: str) -> str | None:
+        """What `name` names once tags are peeled ("commit", "tree", "blob"); None when the clone has no such
+        object."""
+        peeled = _git_output(["-C", str(self.directory), "rev-parse", "--verify", "-q", "--end-of-options",
+                              f"{name}^{{}}"])
+        if peeled is None:
+            return None
+        kind = _git_output(["-C", str(self.directory), "cat-file", "-t", peeled.decode().strip()])
+        return kind.decode().strip() if kind is not None else None
+
     def remote_branches(self, name: str) -> list[tuple[str, str]]:
         """(ref, commit) of every `refs/remotes/<remote>/<name>`."""
         output = _git_output(["-C", str(self.directory), "for-each-ref", "--format=%(refname) %(objectname)",
@@ -691,6 +734,9 @@ class CloneReader:
 
     def objects(self) -> "ObjectStore":
         return ObjectStore(self.common_dir / "objects")
+
+
+UNHASHABLE = "no hash was computed: Nix could never unpack an archive of this tree to the same files"
 
 
 class ObjectStore:
@@ -720,15 +766,21 @@ class ObjectStore:
                               input=data, capture_output=True)
 
     def tree(self, commit: str) -> list[TreeEntry]:
-        """Every entry of the commit's tree, directories included, in git's order."""
+        """Every entry of the commit's tree, directories included, in git's order; an entry_names.UnsafeEntry when
+        one of its paths is one git refuses to check out (see `_check_entry`)."""
         done = self._run(["ls-tree", "-r", "-t", "-z", "--full-tree", commit])
         if done.returncode != 0:
             raise MissingObject(commit, f"cannot list the tree of {commit}: {done.stderr.decode(errors='replace').strip()}")
-        entries = []
+        entries, listed, folders = [], set(), {""}
         for record in done.stdout.split(b"\0"):
             if record:
                 meta, path = record.split(b"\t", 1)
                 mode, _, sha = meta.split(b" ")
+                name = path.decode("utf-8", "surrogateescape")
+                _check_entry(commit, name, name in listed, folders, UNHASHABLE)
+                listed.add(name)
+                if mode == b"040000":
+                    folders.add(name)
                 entries.append(TreeEntry(path, int(mode, 8), sha.decode()))
         return entries
 

@@ -142,6 +142,10 @@ class NixpkgsClone:
         found = self.reader.resolve(name)
         if found is not None:
             return Revision(name, *found)
+        kind = self.reader.object_kind(name)
+        if kind is not None and kind != "commit":
+            raise UsageError(f"nixpkgs revision '{name}' names a {kind} in {self.directory}, not a commit; "
+                             "give a commit id, a branch or a tag of a commit")
         remote = self.reader.remote_branches(name)
         if len({commit for _, commit in remote}) > 1:
             listed = ", ".join(f"{ref.removeprefix('refs/remotes/')} = {commit[:12]}" for ref, commit in remote)
