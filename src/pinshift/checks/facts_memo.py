@@ -14,10 +14,11 @@ other fingerprints' stores are removed when a run saves. `PINSHIFT_CACHE=off` tu
 does the plan memo.
 
 The store is one file (pinshift.files.record_store, as for the build summaries): a FORMAT line, then
-records `b"PF"`, a 4-byte length, a 20-byte key and the zlib-compressed pickle of the facts. A run
-appends all its records in one write; a store that would grow past its limit, or whose end is damaged
-(a run killed while writing), is rewritten whole. Reading stops at the first damaged record; a record
-that does not decompress or unpickle is a miss. A store that cannot be read or written only costs the next run its
+records `b"PF"`, a 4-byte length, a 20-byte key and the facts as data (pinshift.files.data_codec:
+compressed JSON that can only make RecipeFacts, Pin, Fact and Problem objects; never a pickle, whose
+loading can run code). A run appends all its records in one write; a store that would grow past its
+limit, or whose end is damaged (a run killed while writing), is rewritten whole. Reading stops at the
+first damaged record; a record that does not decode to a RecipeFacts is a miss. A store that cannot be read or written only costs the next run its
 time: status prints the same whatever the memo holds (tests/test_status_memo.py).
 """
 
@@ -26,15 +27,29 @@ from __future__ import annotations
 # Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
 
 import hashlib
-import pickle
-import zlib
 from collections.abc import Callable
 
 from pinshift.files import record_store
 from pinshift.files.record_store import RecordStore
 
-FORMAT = b"pinshift-facts/1\n"
+FORMAT = b"pinshift-facts/2\n"  # /1 held pickles: never read
 DIRECTORY = "facts"
+
+
+_CODEC = None
+
+
+def _codec():
+    """The facts' data codec: the classes a RecipeFacts holds, nothing else."""
+    global _CODEC
+    if _CODEC is None:
+        from pinshift.checks.built import Fact
+        from pinshift.checks.facts import Pin, RecipeFacts
+        from pinshift.files.data_codec import Codec
+        from pinshift.syntax.problems import Problem
+
+        _CODEC = Codec((RecipeFacts, Pin, Fact, Problem))
+    return _CODEC
 
 
 def _key(path: str, blob: str) -> bytes:
@@ -81,17 +96,27 @@ class FactsMemo:
         if not found:
             return None
         where, payload = found[-1]  # the latest record of the key
+        from pinshift.checks.facts import RecipeFacts
+        from pinshift.files.data_codec import Undecodable
+
         try:
-            facts = pickle.loads(zlib.decompress(payload))
-        except Exception:  # a damaged record is a miss  # noqa: BLE001
+            facts = _codec().decode(payload)
+        except Undecodable:  # a damaged record, or one this codec did not write: a miss
+            return None
+        if type(facts) is not RecipeFacts:
             return None
         self.store.use(where)
         self.hits += 1
         return facts
 
     def remember(self, path: str, blob: str, facts) -> None:
+        from pinshift.files.data_codec import Unencodable
+
         if self.name is not None:
-            self.new[_key(path, blob)] = zlib.compress(pickle.dumps(facts, pickle.HIGHEST_PROTOCOL), 1)
+            try:
+                self.new[_key(path, blob)] = _codec().encode(facts)
+            except Unencodable:  # a value the codec does not keep: parsed again next time
+                pass
 
     def save(self) -> None:
         """Append what this run parsed (or rewrite the store); never raises: the store is only a cache."""

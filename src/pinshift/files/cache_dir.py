@@ -3,10 +3,12 @@
 `$XDG_CACHE_HOME` (default `~/.cache`) belongs to the user: it may be a symbolic link (to
 another disk), and it is followed. Below it, `pinshift/` and every directory pinshift keeps
 in it must be a real directory, never a symbolic link, owned by the user running pinshift
-and not writable by every user (another user's directory could hand pinshift a pickle to
-load). Each is opened with O_NOFOLLOW, and the files in it are then opened, created, renamed
-and removed relative to that descriptor (`dir_fd`), so a link put in its place later is not
-followed either.
+and writable by nobody else: not by its group (mode 0770, 0775) nor by every user (0777,
+0757). Anyone who can write there could replace a cached result, and a result a cache hands
+back is believed (the caches hold data, pinshift.files.data_codec, so nothing in them runs,
+but a forged plan or summary would still be reported as pinshift's own). Each is opened with
+O_NOFOLLOW, and the files in it are then opened, created, renamed and removed relative to
+that descriptor (`dir_fd`), so a link put in its place later is not followed either.
 
 A directory that breaks the rule is `CacheUnsafe`: the cache is not used for the run, and the
 command says so in one note. A directory that cannot be made (a read-only disk, a file in its
@@ -77,6 +79,8 @@ def open_child(parent: int, name: str, path: Path, create: bool = True) -> int:
             raise CacheUnsafe(f"{path} belongs to uid {info.st_uid}, not to this user (uid {os.geteuid()})")
         if info.st_mode & stat.S_IWOTH:
             raise CacheUnsafe(f"{path} is writable by every user (mode {stat.S_IMODE(info.st_mode):04o})")
+        if info.st_mode & stat.S_IWGRP:
+            raise CacheUnsafe(f"{path} is writable by its group (mode {stat.S_IMODE(info.st_mode):04o})")
     except BaseException:
         os.close(descriptor)
         raise

@@ -50,7 +50,6 @@ import enum
 import hashlib
 import itertools
 import os
-import pickle
 import re
 import secrets
 import struct
@@ -64,7 +63,7 @@ from typing import Any
 
 from pinshift.files import cache_dir
 
-FORMAT = b"pinshift-plan-memo/4\n"
+FORMAT = b"pinshift-plan-memo/5\n"  # /5: data (pinshift.files.data_codec); /1-/4 held pickles, never read
 MAX_BYTES = 96 * 1024 * 1024  # per segment file: beyond it, it is rewritten with the entries this run used
 MAX_FILES = 48  # segment files per code fingerprint, newest kept
 
@@ -208,19 +207,44 @@ def file_key(path: str, blob: str, steps: tuple, ops: tuple, max_bytes: int | No
 # --- the memo ----------------------------------------------------------------------------------
 
 
-def encode(results: Any) -> bytes:
-    """A file's results as the memo stores them: pickled and compressed (to 45 %: a 40,000-file run holds
-    its new entries in memory until it saves, and a warm run holds the file it read)."""
-    return zlib.compress(pickle.dumps(results, pickle.HIGHEST_PROTOCOL), 1)
+def _codec():
+    """The plan memo's data codec (pinshift.files.data_codec): the values a file's results hold, nothing else."""
+    global _CODEC
+    if _CODEC is None:
+        from pinshift.files.data_codec import Codec
+        from pinshift.graph.references import Arguments, Reference
+        from pinshift.graph.signature import Signature
+        from pinshift.graph.tree import FileGraph
+        from pinshift.planning.plan import DERIVED, AppliedEdit, FileChange, Outcome, Warning
+
+        _CODEC = Codec((FileChange, Outcome, AppliedEdit, Warning, FileGraph, Signature, Reference, Arguments),
+                       {"DERIVED": DERIVED})
+    return _CODEC
+
+
+_CODEC = None
+
+
+def encode(results: Any) -> bytes | None:
+    """A file's results as the memo stores them: data-only JSON (pinshift.files.data_codec), compressed (a
+    40,000-file run holds its new entries in memory until it saves, and a warm run holds the file it read);
+    None when they hold a value the codec does not keep (the file is then not remembered)."""
+    from pinshift.files.data_codec import Unencodable
+
+    try:
+        return _codec().encode(results)
+    except Unencodable:
+        return None
 
 
 def decode(payload: bytes, steps: int) -> list | None:
     """The results `encode` stored, or None when the payload is damaged or not a plan of `steps` steps."""
+    from pinshift.files.data_codec import Undecodable
     from pinshift.planning.plan import FileChange
 
     try:
-        results = pickle.loads(zlib.decompress(payload))
-    except Exception:
+        results = _codec().decode(payload)
+    except Undecodable:
         return None
     if not isinstance(results, list) or len(results) != steps \
             or not all(r is None or isinstance(r, FileChange) for r in results):

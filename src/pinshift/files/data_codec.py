@@ -1,0 +1,226 @@
+"""Values a cache keeps, written as data and read back without running anything the data names.
+
+pinshift's caches hold plain values: dataclasses and enums of pinshift's own, tuples, lists, dicts,
+frozensets, bytes, strings and numbers. A `Codec` is made with the classes (and named constants) one cache
+may hold, its allowlist, and turns such a value into a zlib-compressed payload: a 4-byte length, that
+many bytes of JSON, then the bytes values one after another (a file's bytes are copied, not escaped:
+reading them back costs a slice). The JSON spells:
+
+    str, int, float, bool, None    as JSON has them
+    tuple                           [items]
+    list                            {"l": [items]}
+    dict                            {"d": [[key, value], ...]}      keys any value the codec takes
+    frozenset                       {"s": [items]}
+    bytes                           {"b": length}                   the next `length` bytes after the JSON
+    an allowlisted enum member      {"<Class>": "<member name>"}
+    an allowlisted dataclass        {"<Class>": [its __dict__'s values, in the order the allowlist fixed]}
+    an object met before            {"r": n}                        the n-th object of the value, so an object
+                                                                    shared (or a cycle) is shared again
+    an allowlisted constant         {"k": "<name>"}
+
+Reading one back looks a class up by name in the allowlist only, makes the object with `object.__new__`
+and sets its attributes from the decoded fields, as pickle would, but nothing the data names is ever
+imported, called or looked up anywhere else: no constructor, no `__setstate__`, no `__reduce__`. An
+enum member is looked up by name in its class's members. Anything else (a tag or class the allowlist
+lacks, a dataclass with the wrong number of fields, a damaged or truncated payload, JSON nesting too deep,
+bytes past the end or left over) is `Undecodable`, which a cache treats as a miss. A value the codec cannot
+write (a class outside the allowlist, an object whose attributes differ from its class's) is `Unencodable`:
+the cache does not keep it.
+
+Why not pickle: loading a pickle calls whatever callables it names (`os.system` among them), so a cache
+file anyone else could write, or a cache folder copied from elsewhere, would run code. The JSON here
+cannot (tests/test_security_caches.py writes such records into every store).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+import struct
+import zlib
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+_TAGS = frozenset("bdklrs")  # one-letter tags; class names start with a capital letter
+_SCALARS = frozenset((str, int, float, bool, type(None)))  # JSON's own (exact types: an enum of str is not one)
+_LENGTH = struct.Struct(">I")  # the JSON's length; the bytes values follow, in the order the JSON names them
+
+
+class Undecodable(Exception):
+    """A payload that is not a value this codec wrote with its allowlist: a cache miss."""
+
+
+class Unencodable(Exception):
+    """A value holding something outside the allowlist: not remembered."""
+
+
+class Codec:
+    """Encode and decode values whose objects are instances of `classes` (dataclasses or enums, named by their
+    `__name__`, each name once) or one of `constants` (name -> object)."""
+
+    def __init__(self, classes: Iterable[type], constants: Mapping[str, object] | None = None):
+        self._classes: dict[str, tuple[type, Any]] = {}  # name -> (class, its fields, or an enum's members by name)
+        self._names: dict[type, tuple[str, tuple[str, ...] | None]] = {}
+        for cls in classes:
+            name = cls.__name__
+            if not name[:1].isupper() or name in self._classes:
+                raise ValueError(f"{name}: a class of a codec needs a capitalised name of its own")
+            if isinstance(cls, type) and issubclass(cls, enum.Enum):
+                fields = None
+            elif dataclasses.is_dataclass(cls):
+                fields = _attributes(cls)
+            else:
+                raise ValueError(f"{name}: a codec takes dataclasses and enums only")
+            self._classes[name] = (cls, dict(cls.__members__) if fields is None else fields)
+            self._names[cls] = (name, fields)
+        self._constants = dict(constants or {})
+        self._constant_names = {id(value): name for name, value in self._constants.items()}
+
+    # --- writing ---
+
+    def encode(self, value: Any) -> bytes:
+        """`value` as compressed JSON; Unencodable when it holds anything outside the allowlist."""
+        seen: dict[int, int] = {}
+        blobs: list[bytes] = []
+        try:
+            data = self._data(value, seen, blobs)
+        except RecursionError:
+            raise Unencodable("nested too deep") from None
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), check_circular=False)
+        structure = text.encode("utf-8", "surrogatepass")
+        return zlib.compress(b"".join((_LENGTH.pack(len(structure)), structure, *blobs)), 1)
+
+    def _data(self, value: Any, seen: dict[int, int], blobs: list[bytes]) -> Any:
+        kind = type(value)
+        if kind is str or kind is int or value is None or kind is bool or kind is float:
+            return value
+        if kind is tuple:
+            return [item if type(item) in _SCALARS else self._data(item, seen, blobs) for item in value]
+        if kind is bytes:
+            blobs.append(value)
+            return {"b": len(value)}
+        if kind is list:
+            return {"l": [item if type(item) in _SCALARS else self._data(item, seen, blobs) for item in value]}
+        if kind is dict:
+            return {"d": [[self._data(k, seen, blobs), self._data(v, seen, blobs)] for k, v in value.items()]}
+        if kind is frozenset:
+            return {"s": [item if type(item) in _SCALARS else self._data(item, seen, blobs) for item in value]}
+        constant = self._constant_names.get(id(value))
+        if constant is not None:
+            return {"k": constant}
+        known = self._names.get(kind)
+        if known is None:
+            raise Unencodable(f"{kind.__module__}.{kind.__qualname__} is not a value this cache keeps")
+        name, fields = known
+        if fields is None:
+            return {name: value.name}
+        number = seen.get(id(value))
+        if number is not None:
+            return {"r": number}
+        seen[id(value)] = len(seen)
+        attributes = value.__dict__
+        if len(attributes) != len(fields):
+            raise Unencodable(f"{name} with attributes {sorted(attributes)}")
+        try:
+            return {name: [self._data(attributes[field], seen, blobs) for field in fields]}
+        except KeyError:
+            raise Unencodable(f"{name} with attributes {sorted(attributes)}") from None
+
+    # --- reading ---
+
+    def decode(self, payload: bytes) -> Any:
+        """The value `encode` wrote; Undecodable for anything else (never another exception)."""
+        try:
+            whole = zlib.decompress(payload)
+            (length,) = _LENGTH.unpack_from(whole)
+            end = _LENGTH.size + length
+            if end > len(whole):
+                raise Undecodable("cut short")
+            data = json.loads(whole[_LENGTH.size:end].decode("utf-8", "surrogatepass"))
+            blobs = _Blobs(whole, end)
+            value = self._value(data, [], blobs)
+            if blobs.offset != len(whole):
+                raise Undecodable("bytes left over")
+            return value
+        except Undecodable:
+            raise
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError, zlib.error,
+                UnicodeError, MemoryError, struct.error) as error:
+            raise Undecodable(f"{type(error).__name__}: {error}") from None
+
+    def _value(self, data: Any, objects: list, blobs: "_Blobs") -> Any:
+        kind = type(data)
+        if kind is str or kind is int or data is None or kind is bool or kind is float:
+            return data
+        if kind is list:
+            return tuple([item if type(item) in _SCALARS else self._value(item, objects, blobs)
+                          for item in data])
+        if kind is not dict or len(data) != 1:
+            raise Undecodable("not a value of this codec")
+        ((tag, inner),) = data.items()
+        if tag == "b":
+            return blobs.take(inner)
+        if tag in _TAGS:
+            return self._tagged(tag, inner, objects, blobs)
+        known = self._classes.get(tag)
+        if known is None:
+            raise Undecodable(f"{tag[:40]!r} is not a class this cache keeps")
+        cls, fields = known
+        if type(fields) is dict:  # an enum's members
+            if type(inner) is not str or inner not in fields:
+                raise Undecodable(f"{tag}: no member {inner!r:.40}")
+            return fields[inner]
+        if type(inner) is not list or len(inner) != len(fields):
+            raise Undecodable(f"{tag}: not its {len(fields)} fields")
+        made = object.__new__(cls)
+        objects.append(made)
+        made.__dict__.update(zip(fields, [item if type(item) in _SCALARS else self._value(item, objects, blobs)
+                                          for item in inner]))
+        return made
+
+    def _tagged(self, tag: str, inner: Any, objects: list, blobs: "_Blobs") -> Any:
+        if tag == "r":
+            if type(inner) is not int or not 0 <= inner < len(objects):
+                raise Undecodable("a reference to no object")
+            return objects[inner]
+        if tag == "k":
+            if type(inner) is not str or inner not in self._constants:
+                raise Undecodable(f"{str(inner)[:40]!r} is not a constant this cache keeps")
+            return self._constants[inner]
+        if type(inner) is not list:
+            raise Undecodable(f"{tag!r} without a list")
+        if tag == "l":
+            return [item if type(item) in _SCALARS else self._value(item, objects, blobs) for item in inner]
+        if tag == "s":
+            return frozenset(item if type(item) in _SCALARS else self._value(item, objects, blobs)
+                             for item in inner)
+        pairs = [self._value(item, objects, blobs) for item in inner]  # "d": each pair decodes as a tuple
+        if not all(len(pair) == 2 for pair in pairs):
+            raise Undecodable("a dict entry that is not a pair")
+        return dict(pairs)
+
+
+class _Blobs:
+    """The bytes values after a payload's JSON, handed out in order."""
+
+    def __init__(self, whole: bytes, offset: int):
+        self.whole, self.offset = whole, offset
+
+    def take(self, length: Any) -> bytes:
+        if type(length) is not int or not 0 <= length <= len(self.whole) - self.offset:
+            raise Undecodable("bytes past the payload's end")
+        start, self.offset = self.offset, self.offset + length
+        return self.whole[start:self.offset]
+
+
+def _attributes(cls: type) -> tuple[str, ...]:
+    """The attribute names an instance of dataclass `cls` holds in its `__dict__`, in field order (a property that
+    replaced a field keeps its value under `_<name>`, as pinshift.planning.plan.FileChange does)."""
+    names = []
+    for field in dataclasses.fields(cls):
+        held = field.name
+        if isinstance(getattr(cls, field.name, None), property):
+            held = f"_{field.name}"
+        names.append(held)
+    return tuple(names)
