@@ -5,13 +5,15 @@ A file's facts (pinshift.checks.facts) are a pure function of its path, its byte
 code, and status already knows each file's git blob id from `git ls-tree` before reading it. So a run
 looks every file up under
 
-    sha1(path, blob id)   in   $XDG_CACHE_HOME/pinshift/facts/<code fingerprint>.store
+    sha1(path, blob id)   in   $XDG_CACHE_HOME/pinshift/facts/<install>-<code fingerprint>.store
 
-and parses only what it has not seen; the facts it parsed are appended when it is done. The code
-fingerprint is the plan memo's (pinshift.planning.memo.code_fingerprint: every source file of pinshift
-and its step kinds, Python and tree-sitter versions), so a changed pinshift never reads old facts;
-other fingerprints' stores are removed when a run saves. `PINSHIFT_CACHE=off` turns it off, as it
-does the plan memo.
+and parses only what it has not seen; the facts it parsed are appended when it is done. The name is the
+plan memo's (pinshift.planning.memo.store_name: which install this is, its version and directory, and
+the code fingerprint: pinshift's version, every source file of pinshift and its step kinds, Python and
+tree-sitter versions), so a changed pinshift never reads old facts. When a run saves, this install's
+stores of other fingerprints are removed, and any other store no run used for a month; another install's
+current store is kept (pinshift.files.record_store). `PINSHIFT_CACHE=off` turns it off, as it does the
+plan memo.
 
 The store is one file (pinshift.files.record_store, as for the build summaries): a FORMAT line, then
 records `b"PF"`, a 4-byte length, a 20-byte key and the facts as data (pinshift.files.data_codec:
@@ -81,12 +83,12 @@ class FactsMemo:
         if not plan_memo.enabled():
             return cls(None)
         try:
-            fingerprint = plan_memo.code_fingerprint()
+            name = plan_memo.store_name()
         except (OSError, ImportError):
             return cls(None)
         if not record_store.usable(DIRECTORY, "the facts cache", note):
             return cls(None)
-        return cls(f"{fingerprint}.store")
+        return cls(f"{name}.store")
 
     def lookup(self, path: str, blob: str):
         """The remembered facts of (path, blob), None when there are none (or they cannot be read)."""

@@ -34,7 +34,7 @@ from pinshift.checks.evaluation import STANDIN, Evaluation
 from pinshift.files import record_store
 from pinshift.files.record_store import RecordStore
 
-FORMAT = b"pinshift-summaries/1\n"
+FORMAT = b"pinshift-summaries/2\n"  # /1 could hold evaluations that were not pure (issue 39)
 DIRECTORY = "summaries"
 
 
@@ -47,14 +47,21 @@ def fingerprint(nix: str) -> str:
     from pinshift.planning import memo as plan_memo
 
     digest = hashlib.sha256(FORMAT + plan_memo.code_fingerprint().encode())
-    for path in sorted(STANDIN.glob("*.nix")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for path in sorted(p for p in STANDIN.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        digest.update(path.relative_to(STANDIN).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     try:
         version = subprocess.run([nix, "--version"], capture_output=True, timeout=30).stdout
     except (OSError, subprocess.SubprocessError):
         version = b"?"
     digest.update(version)
     return digest.hexdigest()[:32]
+
+
+def store_name(nix: str) -> str:
+    """The store's name: this install (pinshift.planning.memo.install_id) and `fingerprint`."""
+    from pinshift.planning import memo as plan_memo
+
+    return f"{plan_memo.install_id()}-{fingerprint(nix)}.store"
 
 
 class SummaryMemo:
@@ -74,7 +81,7 @@ class SummaryMemo:
         if not plan_memo.enabled():
             return cls(None)
         try:
-            name = f"{fingerprint(nix)}.store"
+            name = store_name(nix)
         except (OSError, ImportError):
             return cls(None)
         if not record_store.usable(DIRECTORY, "the summary cache", note):

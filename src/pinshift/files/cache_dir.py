@@ -21,9 +21,13 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import time
 from pathlib import Path
 
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+STALE_SECONDS = 30 * 24 * 3600  # a store no run used for this long is another install's old one: removable
+TEMPORARY_SECONDS = 3600  # a temporary file this old is a killed run's (a save takes seconds)
+_TOUCH_SECONDS = 24 * 3600  # a store in use has its time refreshed at most once a day
 
 
 class CacheUnsafe(Exception):
@@ -132,3 +136,18 @@ def regular_or_absent(name: str, directory: int | None) -> bool:
         return stat.S_ISREG(os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode)
     except FileNotFoundError:
         return True
+
+
+def stale(info: os.stat_result, seconds: float = STALE_SECONDS) -> bool:
+    """Whether what `info` describes was last changed (or marked used, `mark_used`) more than `seconds` ago."""
+    return time.time() - info.st_mtime > seconds
+
+
+def mark_used(descriptor: int) -> None:
+    """Refresh the modification time of the store or directory open as `descriptor` (at most once a day), so that
+    another install's tidy-up sees it is in use (`stale`); a store that cannot be marked only risks its removal."""
+    try:
+        if stale(os.fstat(descriptor), _TOUCH_SECONDS):
+            os.utime(descriptor)
+    except OSError:
+        pass

@@ -52,10 +52,9 @@ import itertools
 import os
 import re
 import secrets
+import stat
 import struct
 import sys
-import time
-import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -68,7 +67,8 @@ MAX_BYTES = 96 * 1024 * 1024  # per segment file: beyond it, it is rewritten wit
 MAX_FILES = 48  # segment files per code fingerprint, newest kept
 
 # the names pinshift gives what it writes under plans/; nothing else there is ever removed
-FINGERPRINT_NAME = re.compile(r"[0-9a-f]{32}")
+STORE_NAME = re.compile(r"([0-9a-f]{16})-[0-9a-f]{32}")  # <install>-<code fingerprint>
+OLD_STORE_NAME = re.compile(r"[0-9a-f]{32}")  # the code fingerprint alone: formats /1 to /4 (pickles)
 MEMO_NAME = re.compile(r"[0-9a-f]{32}\.memo")
 TEMP_NAME = re.compile(r"\.[0-9a-f]{32}\.[a-z0-9_]{8,16}\.tmp")
 OLD_NAME = re.compile(r"[0-9a-f]{32}\.pickle")  # the memo's first format
@@ -118,15 +118,19 @@ def canonical(value: Any) -> str:
 
 
 _CODE: str | None = None
+_INSTALL: str | None = None
 
 
 def code_fingerprint() -> str:
-    """A digest of pinshift's source (package and bundled step kinds) and the parser it runs on."""
+    """A digest of pinshift's version and source (package and bundled step kinds) and the parser it runs on."""
     global _CODE
     if _CODE is None:
         import tree_sitter_nix
 
+        import pinshift
+
         digest = hashlib.sha256(FORMAT)
+        digest.update(pinshift.__version__.encode() + b"\0")
         digest.update(sys.version.encode())
         for name, path in source_files():
             digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
@@ -135,6 +139,24 @@ def code_fingerprint() -> str:
         digest.update(Path(tree_sitter_nix.__file__).parent.name.encode())
         _CODE = digest.hexdigest()[:32]
     return _CODE
+
+
+def install_id() -> str:
+    """Which installed pinshift this is: its version and the directory it runs from (two virtual environments, or
+    a wheel and an editable checkout, are two installs sharing one `$XDG_CACHE_HOME`)."""
+    global _INSTALL
+    if _INSTALL is None:
+        import pinshift
+
+        where = os.path.realpath(os.path.dirname(pinshift.__file__))
+        text = f"{pinshift.__version__}\0{where}".encode("utf-8", "surrogateescape")
+        _INSTALL = hashlib.sha256(text).hexdigest()[:16]
+    return _INSTALL
+
+
+def store_name() -> str:
+    """The name this install and code give their stores: `<install>-<code fingerprint>` (see `PlanMemo._tidy`)."""
+    return f"{install_id()}-{code_fingerprint()}"
 
 
 def source_files() -> list[tuple[str, Path]]:
@@ -515,7 +537,8 @@ class PlanMemo:
 
     def __init__(self):
         self.fingerprint = code_fingerprint()
-        self.root = cache_root() / self.fingerprint
+        self.name = store_name()
+        self.root = cache_root() / self.name
         self.segments: dict[str, Segment] = {}
         self.hits = 0
         self.misses = 0
@@ -542,7 +565,8 @@ class PlanMemo:
         opened: list[int] = []
         try:
             opened.append(cache_dir.open_directory("plans"))
-            opened.append(cache_dir.open_child(opened[0], self.fingerprint, self.root))
+            opened.append(cache_dir.open_child(opened[0], self.name, self.root))
+            cache_dir.mark_used(opened[1])
         except OSError:
             pass
         except BaseException:
@@ -599,8 +623,12 @@ class PlanMemo:
             self._tidy(plans, directory)
 
     def _tidy(self, plans: int, directory: int) -> None:
-        """Keep the newest MAX_FILES segment files; remove old temporary files, and the files pinshift wrote in
-        other code fingerprints' directories (then those directories, when nothing else is in them).
+        """Keep the newest MAX_FILES segment files; remove old temporary files; remove the stores pinshift wrote in
+        other directories of plans/ that are provably of no use (then those directories, when nothing else is in
+        them): this install's with another code fingerprint (it was upgraded or edited: that code cannot run
+        again without changing the fingerprint back), and any other install's or an earlier format's that no run
+        used for STALE_SECONDS (`cache_dir.stale`; a run marks its directory used, `cache_dir.mark_used`). So two
+        installs of pinshift sharing a cache keep each other's current stores.
 
         Only regular files with pinshift's own names are removed, each by name in a directory opened without
         following a link: a link (to a file or a directory elsewhere) is left as it is, and so is its target."""
@@ -611,13 +639,27 @@ class PlanMemo:
             for name in memos[MAX_FILES:]:
                 _remove(name, directory)
             for name, info in files.items():
-                if TEMP_NAME.fullmatch(name) and time.time() - info.st_mtime > 3600:
+                if TEMP_NAME.fullmatch(name) and cache_dir.stale(info, cache_dir.TEMPORARY_SECONDS):
                     _remove(name, directory)
+            mine = install_id()
             for name in os.listdir(plans):
-                if name != self.fingerprint and FINGERPRINT_NAME.fullmatch(name):
+                if name == self.name:
+                    continue
+                ours = STORE_NAME.fullmatch(name)
+                if ours is not None and ours.group(1) == mine:
+                    _remove_fingerprint(name, plans)
+                elif (ours is not None or OLD_STORE_NAME.fullmatch(name)) and _stale_directory(name, plans):
                     _remove_fingerprint(name, plans)
         except OSError:
             pass
+
+
+def _stale_directory(name: str, plans: int) -> bool:
+    try:
+        info = os.stat(name, dir_fd=plans, follow_symlinks=False)
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and cache_dir.stale(info)
 
 
 def _remove(name: str, directory: int) -> None:
