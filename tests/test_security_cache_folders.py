@@ -1,4 +1,4 @@
-"""pinshift's cache folders (issue 39 §6): used only when the user alone can write them; installs keep their own stores.
+"""pinshift's cache folders (issue 39 §6): used only when the user alone can write them; installs keep their stores.
 
 A folder of the cache (`$XDG_CACHE_HOME/pinshift` or a store's folder in it) that its group or every user can
 write (0770, 0775, 0777, 0757, 0720), or that is a symbolic link, turns that cache off for the run with one
@@ -112,7 +112,8 @@ def test_a_summary_cache_folder_others_can_write_is_not_used(run_cli, make_repo,
     folder = _shared(cache, "summaries", mode, tmp_path)
     result = run_cli(*diff)
     assert result.exit_code == off.exit_code
-    assert result.stderr.splitlines() == [f"pinshift: note: the summary cache is not used: {_why(folder, mode)}{FOLLOWS}"]
+    note = f"pinshift: note: the summary cache is not used: {_why(folder, mode)}{FOLLOWS}"
+    assert result.stderr.splitlines() == [note]
     assert _entries(folder) == []
 
 
@@ -127,7 +128,7 @@ def test_a_private_folder_is_used_and_made_private(run_cli, make_repo, cache, tm
     assert list((cache / "plans").glob("*/*.memo"))
 
 
-# --- two installs sharing one cache ------------------------------------------------------------------------------------
+# --- two installs sharing one cache -----------------------------------------------------------------------------
 
 
 def _install(monkeypatch, version: str) -> None:

@@ -54,8 +54,8 @@ def poisons(marker: Path, store: str) -> dict[str, bytes]:
     found = {
         "pickle": zlib.compress(bomb),
         "bare-pickle": bomb,
-        "jsonpickle": zlib.compress(json.dumps({"py/object": "subprocess.Popen", "py/newargs": [["touch", str(marker)]]})
-                                    .encode()),
+        "jsonpickle": zlib.compress(json.dumps(
+            {"py/object": "subprocess.Popen", "py/newargs": [["touch", str(marker)]]}).encode()),
     }
     if store == "summaries":  # zlib-compressed JSON: the record's fields holding the names instead of values
         found["json-os.system"] = zlib.compress(json.dumps(
@@ -250,7 +250,7 @@ def test_the_codec_never_calls_what_the_data_names(tmp_path):
         zlib.compress(struct.pack(">I", 2) + b"[]" + b"left over"),
         zlib.compress(struct.pack(">I", 2) + b"\xff\xfe"),
         zlib.compress(struct.pack(">I", 200_000) + b"[" * 100_000 + b"]" * 100_000),  # deeper than recursion goes
-        zlib.compress(struct.pack(">I", 24_000) + b'{"l":[' * 3_000 + b"]}" * 3_000),  # deeper than the walk goes
+        zlib.compress(struct.pack(">I", 24_000) + b'{"t":[' * 3_000 + b"]}" * 3_000),  # deeper than the parser goes
     ]
     for payload in hostile:
         with pytest.raises(data_codec.Undecodable):

@@ -67,7 +67,8 @@ def test_the_rule_for_what_is_stored():
                   "access to URI 'http://127.0.0.1/' is forbidden in restricted mode",
                   "access to absolute path '/x' is forbidden in pure eval mode (use '--impure' to override)",
                   "evaluation did not finish in 120 s", "Out Of Memory (the limit is 2048 MiB)",
-                  "stack overflow (possible infinite recursion)", "unable to download 'http://x': Couldn't resolve host"):
+                  "stack overflow (possible infinite recursion)",
+                  "unable to download 'http://x': Couldn't resolve host"):
         assert not stored(Evaluation(None, error)), error
 
 

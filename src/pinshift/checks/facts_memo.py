@@ -20,8 +20,9 @@ records `b"PF"`, a 4-byte length, a 20-byte key and the facts as data (pinshift.
 compressed JSON that can only make RecipeFacts, Pin, Fact and Problem objects; never a pickle, whose
 loading can run code). A run appends all its records in one write; a store that would grow past its
 limit, or whose end is damaged (a run killed while writing), is rewritten whole. Reading stops at the
-first damaged record; a record that does not decode to a RecipeFacts is a miss. A store that cannot be read or written only costs the next run its
-time: status prints the same whatever the memo holds (tests/test_status_memo.py).
+first damaged record; a record that does not decode to a RecipeFacts is a miss. A store that cannot
+be read or written only costs the next run its time: status prints the same whatever the memo holds
+(tests/test_status_memo.py).
 """
 
 from __future__ import annotations
@@ -62,8 +63,9 @@ class FactsMemo:
     """The facts store of this pinshift (None `name`: remembering is off).
 
     The store lives in `$XDG_CACHE_HOME/pinshift/facts/`, opened through pinshift.files.cache_dir: no link is followed
-    below `$XDG_CACHE_HOME`, a directory that is a link, another user's or writable by every user turns the memo
-    off (`note` says so once), and only regular files with the store's own names are read, replaced or removed."""
+    below `$XDG_CACHE_HOME`, a directory that is a link, another user's or writable by its group or every user turns
+    the memo off (`note` says so once), and only regular files with the store's own names are read, replaced or
+    removed."""
 
     def __init__(self, name: str | None):
         self.name = name

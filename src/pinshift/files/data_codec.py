@@ -7,19 +7,20 @@ many bytes of JSON, then the bytes values one after another (a file's bytes are 
 reading them back costs a slice). The JSON spells:
 
     str, int, float, bool, None    as JSON has them
-    tuple                           [items]
-    list                            {"l": [items]}
+    list                            [items]
+    tuple                           {"t": [items]}
     dict                            {"d": [[key, value], ...]}      keys any value the codec takes
     frozenset                       {"s": [items]}
     bytes                           {"b": length}                   the next `length` bytes after the JSON
     an allowlisted enum member      {"<Class>": "<member name>"}
     an allowlisted dataclass        {"<Class>": [its __dict__'s values, in the order the allowlist fixed]}
-    an object met before            {"r": n}                        the n-th object of the value, so an object
-                                                                    shared (or a cycle) is shared again
+    an object met before            {"r": n}                        the n-th dataclass object of the value to be
+                                                                    complete, so an object shared is shared again
     an allowlisted constant         {"k": "<name>"}
 
-Reading one back looks a class up by name in the allowlist only, makes the object with `object.__new__`
-and sets its attributes from the decoded fields, as pickle would, but nothing the data names is ever
+Reading one back is one `json.loads` whose object hook sees each JSON object, innermost first: it looks a
+class up by name in the allowlist only, makes the object with `object.__new__` and sets its attributes
+from the decoded fields, as pickle would, but nothing the data names is ever
 imported, called or looked up anywhere else: no constructor, no `__setstate__`, no `__reduce__`. An
 enum member is looked up by name in its class's members. Anything else (a tag or class the allowlist
 lacks, a dataclass with the wrong number of fields, a damaged or truncated payload, JSON nesting too deep,
@@ -42,8 +43,9 @@ import zlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-_TAGS = frozenset("bdklrs")  # one-letter tags; class names start with a capital letter
+_TAGS = frozenset("bdkrst")  # one-letter tags; class names start with a capital letter
 _SCALARS = frozenset((str, int, float, bool, type(None)))  # JSON's own (exact types: an enum of str is not one)
+
 _LENGTH = struct.Struct(">I")  # the JSON's length; the bytes values follow, in the order the JSON names them
 
 
@@ -95,13 +97,13 @@ class Codec:
         kind = type(value)
         if kind is str or kind is int or value is None or kind is bool or kind is float:
             return value
-        if kind is tuple:
+        if kind is list:
             return [item if type(item) in _SCALARS else self._data(item, seen, blobs) for item in value]
         if kind is bytes:
             blobs.append(value)
             return {"b": len(value)}
-        if kind is list:
-            return {"l": [item if type(item) in _SCALARS else self._data(item, seen, blobs) for item in value]}
+        if kind is tuple:
+            return {"t": [item if type(item) in _SCALARS else self._data(item, seen, blobs) for item in value]}
         if kind is dict:
             return {"d": [[self._data(k, seen, blobs), self._data(v, seen, blobs)] for k, v in value.items()]}
         if kind is frozenset:
@@ -118,14 +120,15 @@ class Codec:
         number = seen.get(id(value))
         if number is not None:
             return {"r": number}
-        seen[id(value)] = len(seen)
         attributes = value.__dict__
         if len(attributes) != len(fields):
             raise Unencodable(f"{name} with attributes {sorted(attributes)}")
         try:
-            return {name: [self._data(attributes[field], seen, blobs) for field in fields]}
+            data = {name: [self._data(attributes[field], seen, blobs) for field in fields]}
         except KeyError:
             raise Unencodable(f"{name} with attributes {sorted(attributes)}") from None
+        seen[id(value)] = len(seen)  # numbered when complete, as reading completes them (a cycle never is)
+        return data
 
     # --- reading ---
 
@@ -134,13 +137,13 @@ class Codec:
         try:
             whole = zlib.decompress(payload)
             (length,) = _LENGTH.unpack_from(whole)
-            end = _LENGTH.size + length
-            if end > len(whole):
+            start = _LENGTH.size + length
+            if start > len(whole):
                 raise Undecodable("cut short")
-            data = json.loads(whole[_LENGTH.size:end].decode("utf-8", "surrogatepass"))
-            blobs = _Blobs(whole, end)
-            value = self._value(data, [], blobs)
-            if blobs.offset != len(whole):
+            objects: list = []
+            hook, left = self._hook(whole, start, objects)
+            value = json.loads(whole[_LENGTH.size:start].decode("utf-8", "surrogatepass"), object_hook=hook)
+            if left() != 0:
                 raise Undecodable("bytes left over")
             return value
         except Undecodable:
@@ -149,37 +152,42 @@ class Codec:
                 UnicodeError, MemoryError, struct.error) as error:
             raise Undecodable(f"{type(error).__name__}: {error}") from None
 
-    def _value(self, data: Any, objects: list, blobs: "_Blobs") -> Any:
-        kind = type(data)
-        if kind is str or kind is int or data is None or kind is bool or kind is float:
-            return data
-        if kind is list:
-            return tuple([item if type(item) in _SCALARS else self._value(item, objects, blobs)
-                          for item in data])
-        if kind is not dict or len(data) != 1:
-            raise Undecodable("not a value of this codec")
-        ((tag, inner),) = data.items()
-        if tag == "b":
-            return blobs.take(inner)
-        if tag in _TAGS:
-            return self._tagged(tag, inner, objects, blobs)
-        known = self._classes.get(tag)
-        if known is None:
-            raise Undecodable(f"{tag[:40]!r} is not a class this cache keeps")
-        cls, fields = known
-        if type(fields) is dict:  # an enum's members
-            if type(inner) is not str or inner not in fields:
-                raise Undecodable(f"{tag}: no member {inner!r:.40}")
-            return fields[inner]
-        if type(inner) is not list or len(inner) != len(fields):
-            raise Undecodable(f"{tag}: not its {len(fields)} fields")
-        made = object.__new__(cls)
-        objects.append(made)
-        made.__dict__.update(zip(fields, [item if type(item) in _SCALARS else self._value(item, objects, blobs)
-                                          for item in inner]))
-        return made
+    def _hook(self, whole: bytes, start: int, objects: list):
+        """json's object hook for one payload (each JSON object, its contents already read, innermost first, in the
+        order they end: the order `encode` numbered objects and laid out the bytes), and how many bytes are left."""
+        classes, tags, tagged, new, append = self._classes, _TAGS, self._tagged, object.__new__, objects.append
+        end, cursor = len(whole), [start]
 
-    def _tagged(self, tag: str, inner: Any, objects: list, blobs: "_Blobs") -> Any:
+        def hook(data: dict) -> Any:
+            if len(data) != 1:
+                raise Undecodable("not a value of this codec")
+            ((tag, inner),) = data.items()
+            if tag == "b":  # the next `inner` bytes after the JSON
+                at = cursor[0]
+                if type(inner) is not int or not 0 <= inner <= end - at:
+                    raise Undecodable("bytes past the payload's end")
+                cursor[0] = at + inner
+                return whole[at:at + inner]
+            known = classes.get(tag)
+            if known is None:
+                if tag in tags:
+                    return tagged(tag, inner, objects)
+                raise Undecodable(f"{tag[:40]!r} is not a class this cache keeps")
+            cls, fields = known
+            if type(fields) is dict:  # an enum's members
+                if type(inner) is not str or inner not in fields:
+                    raise Undecodable(f"{tag}: no member {inner!r:.40}")
+                return fields[inner]
+            if type(inner) is not list or len(inner) != len(fields):
+                raise Undecodable(f"{tag}: not its {len(fields)} fields")
+            made = new(cls)
+            made.__dict__.update(zip(fields, inner))
+            append(made)
+            return made
+
+        return hook, lambda: end - cursor[0]
+
+    def _tagged(self, tag: str, inner: Any, objects: list) -> Any:
         if tag == "r":
             if type(inner) is not int or not 0 <= inner < len(objects):
                 raise Undecodable("a reference to no object")
@@ -190,28 +198,13 @@ class Codec:
             return self._constants[inner]
         if type(inner) is not list:
             raise Undecodable(f"{tag!r} without a list")
-        if tag == "l":
-            return [item if type(item) in _SCALARS else self._value(item, objects, blobs) for item in inner]
+        if tag == "t":
+            return tuple(inner)
         if tag == "s":
-            return frozenset(item if type(item) in _SCALARS else self._value(item, objects, blobs)
-                             for item in inner)
-        pairs = [self._value(item, objects, blobs) for item in inner]  # "d": each pair decodes as a tuple
-        if not all(len(pair) == 2 for pair in pairs):
+            return frozenset(inner)
+        if not all(type(pair) is list and len(pair) == 2 for pair in inner):  # "d"
             raise Undecodable("a dict entry that is not a pair")
-        return dict(pairs)
-
-
-class _Blobs:
-    """The bytes values after a payload's JSON, handed out in order."""
-
-    def __init__(self, whole: bytes, offset: int):
-        self.whole, self.offset = whole, offset
-
-    def take(self, length: Any) -> bytes:
-        if type(length) is not int or not 0 <= length <= len(self.whole) - self.offset:
-            raise Undecodable("bytes past the payload's end")
-        start, self.offset = self.offset, self.offset + length
-        return self.whole[start:self.offset]
+        return dict(inner)
 
 
 def _attributes(cls: type) -> tuple[str, ...]:

@@ -10,22 +10,27 @@ pinshift's own code. So the runner can look a file's results up by
 and skip reading, parsing and planning it: `--dry-run` then the real `migrate`, a
 re-run after a failed push, or a fan-out over branches that share most files (as
 branches on one pin do) plan each distinct file once. The results are exactly the
-ones a fresh plan gives (they are the pickled results of that plan); the tests
-compare whole reports with and without the memo.
+ones a fresh plan gives (the results of that plan, written as data by pinshift.files.data_codec:
+compressed JSON that can only make the plan's own classes, never a pickle, whose loading runs
+whatever it names); the tests compare whole reports with and without the memo.
 
 What is *not* remembered: segments with a step kind that is not bundled with pinshift
 (a repository's or `--migrations` code may read anything), parameters that cannot be
-written down canonically, files that were skipped. The fingerprint covers the source of
-every module of pinshift and of its bundled step kinds (`pinshift.migrations`, found through
-pinshift's own package wherever it is installed: a wheel, or an editable install that maps it
-to the repository's `migrations/`; never a top-level `migrations` a working directory could
-shadow) and the versions of Python and tree-sitter, so a changed pinshift never reads an old
-entry.
+written down canonically, files that were skipped, results holding a value the codec does not
+keep. The fingerprint covers pinshift's version, the source of every module of pinshift and of
+its bundled step kinds (`pinshift.migrations`, found through pinshift's own package wherever it
+is installed: a wheel, or an editable install that maps it to the repository's `migrations/`;
+never a top-level `migrations` a working directory could shadow) and the versions of Python and
+tree-sitter, so a changed pinshift never reads an old entry.
 
-Where: `$XDG_CACHE_HOME/pinshift/plans/<code fingerprint>/<segment shape>.memo`, one
+Where: `$XDG_CACHE_HOME/pinshift/plans/<install>-<code fingerprint>/<segment shape>.memo`
+(`store_name`: the install is a digest of pinshift's version and the directory it runs from), one
 append-only file per segment shape (its kinds, globs and step numbers; see `Segment`); at
-most MAX_FILES files, each rewritten with only the entries a run used once above MAX_BYTES;
-the files pinshift wrote in other code fingerprints' directories are removed when a run saves.
+most MAX_FILES files, each rewritten with only the entries a run used once above MAX_BYTES.
+When a run saves, it removes the files pinshift wrote in this install's directories of other code
+fingerprints, and in any other directory of pinshift's names (another install's, or the pickle
+formats' `<code fingerprint>` alone) no run used for a month (`cache_dir.stale`; a run marks its
+own directory used): two installs sharing one cache keep each other's current stores.
 `PINSHIFT_CACHE=off` turns it off. The runner only reads (`segment`, `lookup`) and records in
 memory; the command that ran it calls `save` when planning is over. A damaged or unreadable
 entry is a miss, and so is anything but a regular file (a directory, a fifo, a link: opened
@@ -34,10 +39,10 @@ only costs the next run its time.
 
 Nothing outside `$XDG_CACHE_HOME/pinshift` is ever read, written or removed: the directories are
 opened as `pinshift.files.cache_dir` says (no link followed below `$XDG_CACHE_HOME`; a `pinshift`,
-`plans` or fingerprint directory that is a link, another user's, or writable by every user turns
-the memo off for the run, with a note), and the tidy-up removes only regular files with the names
-pinshift gives its own (`<32 hex>.memo`, `.<32 hex>.<random>.tmp`, and the first version's
-`<32 hex>.pickle`), each by name in a directory it opened without following a link.
+`plans` or store directory that is a link, another user's, or writable by its group or every user
+turns the memo off for the run, with a note), and the tidy-up removes only regular files with the
+names pinshift gives its own (`<32 hex>.memo`, `.<32 hex>.<random>.tmp`, and the first format's
+`<32 hex>.pickle`, never read), each by name in a directory it opened without following a link.
 """
 
 from __future__ import annotations
