@@ -246,6 +246,8 @@ def test_the_codec_never_calls_what_the_data_names(tmp_path):
         _codec_framing({"d": [[{"l": []}, 1]]}),  # an unhashable key
         _codec_framing({"l": [], "b": 1}), _codec_framing([{"__builtins__": ["eval"]}]),
         _codec_framing({"__reduce__": [[]]}), _codec_framing({"Warning": {"path": "x"}}),
+        _codec_framing({"Warning": [1, "line", 2, "message"]}),  # a field of another type than its annotation's
+        _codec_framing([{"FileChange": [{"b": 0}] + [None] * 15}]),
         zlib.compress(struct.pack(">I", 1000) + b"[]"),  # a length past the end
         zlib.compress(struct.pack(">I", 2) + b"[]" + b"left over"),
         zlib.compress(struct.pack(">I", 2) + b"\xff\xfe"),

@@ -20,11 +20,12 @@ reading them back costs a slice). The JSON spells:
 
 Reading one back is one `json.loads` whose object hook sees each JSON object, innermost first: it looks a
 class up by name in the allowlist only, makes the object with `object.__new__` and sets its attributes
-from the decoded fields, as pickle would, but nothing the data names is ever
-imported, called or looked up anywhere else: no constructor, no `__setstate__`, no `__reduce__`. An
-enum member is looked up by name in its class's members. Anything else (a tag or class the allowlist
-lacks, a dataclass with the wrong number of fields, a damaged or truncated payload, JSON nesting too deep,
-bytes past the end or left over) is `Undecodable`, which a cache treats as a miss. A value the codec cannot
+from the decoded fields, as pickle would, but nothing the data names is ever imported, called or looked
+up anywhere else: no constructor, no `__setstate__`, no `__reduce__`. An enum member is looked up by
+name in its class's members, and each field's value must have one of the types its annotation names (the
+outer ones: `list[Warning]` is a list). Anything else (a tag or class the allowlist lacks, a dataclass
+with the wrong number of fields or a field of another type, a damaged or truncated payload, JSON nesting
+too deep, bytes past the end or left over) is `Undecodable`, which a cache treats as a miss. A value the codec cannot
 write (a class outside the allowlist, an object whose attributes differ from its class's) is `Unencodable`:
 the cache does not keep it.
 
@@ -64,6 +65,7 @@ class Codec:
     def __init__(self, classes: Iterable[type], constants: Mapping[str, object] | None = None):
         self._classes: dict[str, tuple[type, Any]] = {}  # name -> (class, its fields, or an enum's members by name)
         self._names: dict[type, tuple[str, tuple[str, ...] | None]] = {}
+        self._kinds: dict[type, tuple] = {}  # dataclass -> per field, the types its value may have (None: any)
         for cls in classes:
             name = cls.__name__
             if not name[:1].isupper() or name in self._classes:
@@ -76,6 +78,10 @@ class Codec:
                 raise ValueError(f"{name}: a codec takes dataclasses and enums only")
             self._classes[name] = (cls, dict(cls.__members__) if fields is None else fields)
             self._names[cls] = (name, fields)
+        names = {cls.__name__: cls for cls in self._names} | _PLAIN
+        for cls, (_, fields) in self._names.items():
+            if fields is not None:
+                self._kinds[cls] = tuple(_kinds(field, names, cls) for field in dataclasses.fields(cls))
         self._constants = dict(constants or {})
         self._constant_names = {id(value): name for name, value in self._constants.items()}
 
@@ -156,6 +162,7 @@ class Codec:
         """json's object hook for one payload (each JSON object, its contents already read, innermost first, in the
         order they end: the order `encode` numbered objects and laid out the bytes), and how many bytes are left."""
         classes, tags, tagged, new, append = self._classes, _TAGS, self._tagged, object.__new__, objects.append
+        kinds_of = self._kinds
         end, cursor = len(whole), [start]
 
         def hook(data: dict) -> Any:
@@ -180,6 +187,9 @@ class Codec:
                 return fields[inner]
             if type(inner) is not list or len(inner) != len(fields):
                 raise Undecodable(f"{tag}: not its {len(fields)} fields")
+            for value, kinds in zip(inner, kinds_of[cls]):
+                if kinds is not None and type(value) not in kinds:
+                    raise Undecodable(f"{tag}: a field of type {type(value).__name__:.40}")
             made = new(cls)
             made.__dict__.update(zip(fields, inner))
             append(made)
@@ -205,6 +215,24 @@ class Codec:
         if not all(type(pair) is list and len(pair) == 2 for pair in inner):  # "d"
             raise Undecodable("a dict entry that is not a pair")
         return dict(inner)
+
+
+_PLAIN = {"str": str, "int": int, "float": float, "bool": bool, "bytes": bytes, "None": type(None), "list": list,
+          "tuple": tuple, "dict": dict, "frozenset": frozenset}
+
+
+def _kinds(field: dataclasses.Field, names: dict[str, type], cls: type) -> frozenset | None:
+    """The exact types a value of `field` may have, from its annotation (`str | None`, `list[Warning]`: its outer
+    types), or None (any) where the annotation names something else or a property holds the field."""
+    if isinstance(getattr(cls, field.name, None), property) or not isinstance(field.type, str):
+        return None
+    found = set()
+    for part in field.type.split("|"):
+        kind = names.get(part.strip().split("[", 1)[0])
+        if kind is None:
+            return None
+        found.add(kind)
+    return frozenset(found)
 
 
 def _attributes(cls: type) -> tuple[str, ...]:
