@@ -259,7 +259,7 @@ def test_the_codec_never_calls_what_the_data_names(tmp_path):
             codec.decode(payload)
         assert plan_memo.decode(payload, 1) is None
     assert not marker.exists()
-    change = FileChange("a.nix", Outcome.CHANGED, before=b"\xff\x00x", after=b"y")
+    change = FileChange("bad\udcff\n.nix", Outcome.CHANGED, before=b"\xff\x00x", after=b"y")  # git's any bytes
     back = codec.decode(codec.encode([change, None, (1, [2], {"k": frozenset({3})})]))
     assert back == [change, None, (1, [2], {"k": frozenset({3})})]
     assert type(back[0].outcome) is Outcome and back[0].before == b"\xff\x00x"

@@ -14,6 +14,10 @@ A directory that breaks the rule is `CacheUnsafe`: the cache is not used for the
 command says so in one note. A directory that cannot be made (a read-only disk, a file in its
 place) is an `OSError`: the cache only costs the run its time. `open_directory("plans")` is
 a descriptor of `$XDG_CACHE_HOME/pinshift/plans`, made (mode 0700) where missing.
+
+Several installs of pinshift may share the cache, each with stores of its own name: a run marks the
+stores it uses (`mark_used`, their time refreshed at most once a day), and a tidy-up removes another
+install's store only when it is `stale` (no run used it for STALE_SECONDS, a month).
 """
 
 from __future__ import annotations
