@@ -46,7 +46,6 @@ from typing import Any
 
 _TAGS = frozenset("bdkrst")  # one-letter tags; class names start with a capital letter
 _SCALARS = frozenset((str, int, float, bool, type(None)))  # JSON's own (exact types: an enum of str is not one)
-
 _LENGTH = struct.Struct(">I")  # the JSON's length; the bytes values follow, in the order the JSON names them
 
 
