@@ -304,10 +304,10 @@ def test_a_cache_that_is_a_link_or_a_fifo_is_not_used_and_nothing_hangs(statuses
     if spoil == "link":
         (cache / "summaries").symlink_to(elsewhere)
     else:
-        from pinshift.checks.summary_memo import fingerprint
+        from pinshift.checks.summary_memo import store_name
 
         (cache / "summaries").mkdir()
-        os.mkfifo(cache / "summaries" / f"{fingerprint(require_nix())}.store")
+        os.mkfifo(cache / "summaries" / store_name(require_nix()))
     try:
         result = run_cli("diff", "main", "target", "--repo", str(statuses))
         assert result.exit_code == 1

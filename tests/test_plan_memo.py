@@ -264,12 +264,15 @@ def test_blob_ids_are_gits(tmp_path):
 
 
 def test_another_pinshift_version_removes_the_old_memo_when_it_saves(run_cli, demo, memo_on, monkeypatch, tmp_path):
+    """The same install with other code (upgraded or edited in place): its old memo goes. (Another install's stays:
+    tests/test_security_cache_folders.py.)"""
     _report(run_cli, demo, RECIPE, out=tmp_path / "first.json")
     [old] = [p for p in memo_on.iterdir() if p.is_dir()]
     monkeypatch.setattr(plan_memo, "_CODE", "f" * 32)
     _report(run_cli, demo, RECIPE, out=tmp_path / "second.json")
-    assert not old.exists() and (memo_on / ("f" * 32)).is_dir()
-    assert os.listdir(memo_on) == ["f" * 32]
+    new = f"{plan_memo.install_id()}-{'f' * 32}"
+    assert not old.exists() and (memo_on / new).is_dir()
+    assert os.listdir(memo_on) == [new]
 
 
 def test_a_fan_out_over_branches_sharing_files_plans_the_shared_files_once(run_cli, demo, memo_on, monkeypatch,

@@ -16,6 +16,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -88,6 +89,7 @@ def test_the_tidy_up_never_follows_a_link_and_removes_only_what_pinshift_wrote(r
         (old / name).write_bytes(b"written by an older pinshift")
     (old / ("4" * 32 + ".memo")).symlink_to(elsewhere / "notes.txt")
     (old / "mine.txt").write_text("the user's own file\n")
+    os.utime(old, (time.time() - 31 * 24 * 3600,) * 2)  # an earlier format's, unused for a month: removable
 
     result = run_cli(*DRY_RUN, cwd=repo)
     assert result.exit_code == 0, result
@@ -95,7 +97,7 @@ def test_the_tidy_up_never_follows_a_link_and_removes_only_what_pinshift_wrote(r
     assert os.readlink(memo_on / ("d" * 32)) == str(elsewhere)
     assert sorted(p.name for p in old.iterdir()) == ["4" * 32 + ".memo", "mine.txt"]
     assert (old / "mine.txt").read_text() == "the user's own file\n"
-    assert len(list((memo_on / plan_memo.code_fingerprint()).glob("*.memo"))) == 1  # the run's own memo saved
+    assert len(list((memo_on / plan_memo.store_name()).glob("*.memo"))) == 1  # the run's own memo saved
 
 
 def test_the_newest_memo_files_are_kept_and_only_pinshifts_own_are_counted(run_cli, make_repo, memo_on, tmp_path):
@@ -104,7 +106,7 @@ def test_the_newest_memo_files_are_kept_and_only_pinshifts_own_are_counted(run_c
     repo = make_repo(FILES)
     elsewhere = outside(tmp_path)
     before = tree(elsewhere)
-    current = memo_on / plan_memo.code_fingerprint()
+    current = memo_on / plan_memo.store_name()
     current.mkdir(parents=True)
     names = [f"{n:032x}.memo" for n in range(plan_memo.MAX_FILES + 2)]
     for age, name in enumerate(names):
@@ -128,7 +130,7 @@ def test_a_link_in_the_caches_path_turns_the_memo_off_with_a_note(run_cli, make_
     repo = make_repo(FILES)
     elsewhere = outside(tmp_path)
     link = {"pinshift": memo_on.parent, "plans": memo_on,
-            "fingerprint": memo_on / plan_memo.code_fingerprint()}[level]
+            "fingerprint": memo_on / plan_memo.store_name()}[level]
     if level == "fingerprint":  # a directory elsewhere that holds many memo files of its own
         for n in range(plan_memo.MAX_FILES + 2):
             (elsewhere / f"{n:032x}.memo").write_bytes(b"the user's")

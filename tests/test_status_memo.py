@@ -103,12 +103,23 @@ def test_a_store_that_cannot_be_written_costs_nothing(run_cli, repo, memo_on):
     assert outputs(run_cli, repo) == cold and memo_on.is_file()
 
 
-def test_another_pinshift_s_store_is_removed(run_cli, repo, memo_on):
+def test_only_stores_of_no_use_are_removed(run_cli, repo, memo_on):
+    """This install's store of another code fingerprint goes at once; another install's, or an earlier format's,
+    only once no run used it for a month (issue 39: two installs sharing a cache kept deleting each other's)."""
+    from pinshift.planning.memo import install_id, store_name
+
     memo_on.mkdir(parents=True)
-    old = memo_on / "0123456789abcdef0123456789abcdef.store"
-    old.write_bytes(FORMAT)
+    month = 31 * 24 * 3600
+    names = {"mine-old": f"{install_id()}-{'1' * 32}.store", "other": f"{'f' * 16}-{'2' * 32}.store",
+             "other-unused": f"{'f' * 16}-{'3' * 32}.store", "old-format": f"{'4' * 32}.store",
+             "old-format-unused": f"{'5' * 32}.store", "temporary": f".{'f' * 16}-{'2' * 32}.store.{'6' * 16}.tmp"}
+    for what, name in names.items():
+        (memo_on / name).write_bytes(FORMAT)
+        if what.endswith("unused"):
+            os.utime(memo_on / name, (os.path.getmtime(memo_on / name) - month,) * 2)
     run_cli("status", "--repo", str(repo), "--format", "json")
-    assert not old.exists() and len(stores(memo_on)) == 1
+    left = {p.name for p in memo_on.iterdir()}
+    assert left == {f"{store_name()}.store", names["other"], names["old-format"], names["temporary"]}
 
 
 def test_a_linked_facts_directory_turns_the_memo_off_with_a_note_and_nothing_outside_is_touched(
@@ -135,10 +146,10 @@ def test_a_store_that_is_not_a_regular_file_is_a_miss_and_left_alone(repo, memo_
     import subprocess
     import sys
 
-    from pinshift.planning.memo import code_fingerprint
+    from pinshift.planning.memo import store_name
 
     memo_on.mkdir(parents=True)
-    store = memo_on / f"{code_fingerprint()}.store"
+    store = memo_on / f"{store_name()}.store"
     outside = tmp_path / "outside.store"
     outside.write_bytes(FORMAT)
     if what == "fifo":

@@ -17,7 +17,11 @@ standard library cannot promise, this module does:
   holds; a write to it after the parent died fails at once (EPIPE) and the worker exits.
 
 `run(jobs, work, processes)` yields `(index, result)` as workers finish; `work` runs in the forked
-process (it is inherited through fork, never pickled), its result is pickled back. An interrupt in the
+process (it is inherited through fork, never pickled), its result is pickled back. That pickle is no
+cache and crosses no trust boundary: the pipes are anonymous (`os.pipe`, never a named file) and close on
+exec, so only the parent and the processes it forked, all pinshift running the user's own code, hold them
+and can write what another unpickles; nothing of it reaches the disk (the caches hold data only:
+pinshift.files.data_codec). An interrupt in the
 parent raises `Stopped` once every worker has exited: the results that came back before the signal,
 those that came back while the workers stopped, and the signal.
 """

@@ -56,7 +56,8 @@ class Evaluation:
     """One recipe evaluated: `summary` (what it builds, plain JSON values) or `error` (Nix's message, one line).
 
     `reads`: the tree's paths it read (imports, readFile, pathExists), in order; `cacheable` is False when it read
-    something a blob id cannot stand for (a directory listing, a file outside the tree)."""
+    something a blob id cannot stand for (a directory listing, a file outside the tree, a file of another
+    snapshot: its blob id is not the one its path has in this tree)."""
 
     summary: dict | None
     error: str | None = None
@@ -292,12 +293,14 @@ class Evaluator:
         results[index] = self._evaluation(None, message, run.reads.get(0, []))
 
     def _evaluation(self, summary: dict | None, error: str | None, reads: list[tuple[str, str]]) -> Evaluation:
-        paths, cacheable = [], True
+        paths, cacheable, own = [], True, None  # own: the recipe's snapshot (its first read is the recipe itself)
         for kind, path in reads:
             relative = self._relative(path)
-            if relative is None or kind == "readdir":
+            root = path[: len(path) - len(relative) - 1] if relative is not None else None
+            if relative is None or kind == "readdir" or own not in (None, root):  # outside, a listing, another tree
                 cacheable = False
                 continue
+            own = root
             if kind == "read" and os.path.isdir(path):
                 relative = f"{relative}/default.nix" if relative else "default.nix"
             if relative not in paths:

@@ -3,15 +3,21 @@
 `$XDG_CACHE_HOME` (default `~/.cache`) belongs to the user: it may be a symbolic link (to
 another disk), and it is followed. Below it, `pinshift/` and every directory pinshift keeps
 in it must be a real directory, never a symbolic link, owned by the user running pinshift
-and not writable by every user (another user's directory could hand pinshift a pickle to
-load). Each is opened with O_NOFOLLOW, and the files in it are then opened, created, renamed
-and removed relative to that descriptor (`dir_fd`), so a link put in its place later is not
-followed either.
+and writable by nobody else: not by its group (mode 0770, 0775) nor by every user (0777,
+0757). Anyone who can write there could replace a cached result, and a result a cache hands
+back is believed (the caches hold data, pinshift.files.data_codec, so nothing in them runs,
+but a forged plan or summary would still be reported as pinshift's own). Each is opened with
+O_NOFOLLOW, and the files in it are then opened, created, renamed and removed relative to
+that descriptor (`dir_fd`), so a link put in its place later is not followed either.
 
 A directory that breaks the rule is `CacheUnsafe`: the cache is not used for the run, and the
 command says so in one note. A directory that cannot be made (a read-only disk, a file in its
 place) is an `OSError`: the cache only costs the run its time. `open_directory("plans")` is
 a descriptor of `$XDG_CACHE_HOME/pinshift/plans`, made (mode 0700) where missing.
+
+Several installs of pinshift may share the cache, each with stores of its own name: a run marks the
+stores it uses (`mark_used`, their time refreshed at most once a day), and a tidy-up removes another
+install's store only when it is `stale` (no run used it for STALE_SECONDS, a month).
 """
 
 from __future__ import annotations
@@ -19,9 +25,13 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import time
 from pathlib import Path
 
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+STALE_SECONDS = 30 * 24 * 3600  # a store no run used for this long is another install's old one: removable
+TEMPORARY_SECONDS = 3600  # a temporary file this old is a killed run's (a save takes seconds)
+_TOUCH_SECONDS = 24 * 3600  # a store in use has its time refreshed at most once a day
 
 
 class CacheUnsafe(Exception):
@@ -77,6 +87,8 @@ def open_child(parent: int, name: str, path: Path, create: bool = True) -> int:
             raise CacheUnsafe(f"{path} belongs to uid {info.st_uid}, not to this user (uid {os.geteuid()})")
         if info.st_mode & stat.S_IWOTH:
             raise CacheUnsafe(f"{path} is writable by every user (mode {stat.S_IMODE(info.st_mode):04o})")
+        if info.st_mode & stat.S_IWGRP:
+            raise CacheUnsafe(f"{path} is writable by its group (mode {stat.S_IMODE(info.st_mode):04o})")
     except BaseException:
         os.close(descriptor)
         raise
@@ -128,3 +140,18 @@ def regular_or_absent(name: str, directory: int | None) -> bool:
         return stat.S_ISREG(os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode)
     except FileNotFoundError:
         return True
+
+
+def stale(info: os.stat_result, seconds: float = STALE_SECONDS) -> bool:
+    """Whether what `info` describes was last changed (or marked used, `mark_used`) more than `seconds` ago."""
+    return time.time() - info.st_mtime > seconds
+
+
+def mark_used(descriptor: int) -> None:
+    """Refresh the modification time of the store or directory open as `descriptor` (at most once a day), so that
+    another install's tidy-up sees it is in use (`stale`); a store that cannot be marked only risks its removal."""
+    try:
+        if stale(os.fstat(descriptor), _TOUCH_SECONDS):
+            os.utime(descriptor)
+    except OSError:
+        pass

@@ -6,8 +6,9 @@ would grow past MAX_BYTES, or whose end is damaged (a run killed while writing),
 records this run used, then its new ones) to a temporary file renamed over it. Reading stops at the first
 damaged record. The directory is opened through pinshift.files.cache_dir (no link followed, never another
 user's or a shared directory), only a regular file with the store's own name is read, appended to or replaced,
-and saving removes other fingerprints' stores and the temporary files of killed runs. Nothing here raises: a
-store that cannot be read or written only costs the next run its time.
+and saving removes the stores that are provably of no use (this install's other fingerprints, any store no run
+used for a month) and the temporary files of killed runs, never another install's current store. Nothing here
+raises: a store that cannot be read or written only costs the next run its time.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from pinshift.files import cache_dir
 
 MAX_BYTES = 64 * 1024 * 1024
 _HEADER = struct.Struct(">2sI20s")
-_OWN_NAME = re.compile(r"[0-9a-f]{32}\.store|\.[0-9a-f]{32}\.store\.[0-9a-f]{16}\.tmp")
+# the names stores are given: <install>-<fingerprint>.store, and (formats before issue 39) <fingerprint>.store
+_STORE_NAME = re.compile(r"(?:([0-9a-f]{16})-)?[0-9a-f]{32}\.store")
+_TEMP_NAME = re.compile(r"\.(?:[0-9a-f]{16}-)?[0-9a-f]{32}\.store\.[0-9a-f]{16}\.tmp")
 
 Where = tuple[int, int]  # (offset, length) of a payload in the store's bytes
 
@@ -44,7 +47,8 @@ def usable(directory: str, what: str, note: Callable[[str], None] | None) -> boo
 
 
 class RecordStore:
-    """The store `name` (`<32 hex>.store`) in the cache directory `directory`; None `name`: nothing is kept."""
+    """The store `name` (`<16 hex install>-<32 hex fingerprint>.store`) in the cache directory `directory`; None
+    `name`: nothing is kept."""
 
     def __init__(self, directory: str, name: str | None, format: bytes, magic: bytes):
         self.directory, self.name, self.format, self.magic = directory, name, format, magic
@@ -81,6 +85,7 @@ class RecordStore:
                     return
                 with os.fdopen(descriptor, "rb") as store:
                     data = store.read()
+                    cache_dir.mark_used(store.fileno())
         except (OSError, cache_dir.CacheUnsafe):
             return
         if not data.startswith(self.format):
@@ -143,9 +148,21 @@ class RecordStore:
             raise
 
     def _remove_others(self, directory: int) -> None:
-        """Other fingerprints' stores and temporary files of killed runs: regular files with the store's own names."""
-        for name in cache_dir.regular_files(directory):
-            if name != self.name and _OWN_NAME.fullmatch(name):
+        """Stores that are provably of no use, and temporary files of killed runs (regular files with the stores' own
+        names only): this install's stores of another fingerprint (its code changed), and another install's or an
+        earlier format's store that no run used for `cache_dir.STALE_SECONDS` (a run marks the store it reads
+        used). Another install's current store is never removed, so two installs sharing a cache keep theirs."""
+        mine = _STORE_NAME.fullmatch(self.name)
+        install = mine.group(1) if mine is not None else None
+        for name, info in cache_dir.regular_files(directory).items():
+            if name == self.name:
+                continue
+            store = _STORE_NAME.fullmatch(name)
+            if store is not None:
+                removable = (install is not None and store.group(1) == install) or cache_dir.stale(info)
+            else:
+                removable = bool(_TEMP_NAME.fullmatch(name)) and cache_dir.stale(info, cache_dir.TEMPORARY_SECONDS)
+            if removable:
                 try:
                     os.unlink(name, dir_fd=directory)
                 except OSError:

@@ -10,22 +10,27 @@ pinshift's own code. So the runner can look a file's results up by
 and skip reading, parsing and planning it: `--dry-run` then the real `migrate`, a
 re-run after a failed push, or a fan-out over branches that share most files (as
 branches on one pin do) plan each distinct file once. The results are exactly the
-ones a fresh plan gives (they are the pickled results of that plan); the tests
-compare whole reports with and without the memo.
+ones a fresh plan gives (the results of that plan, written as data by pinshift.files.data_codec:
+compressed JSON that can only make the plan's own classes, never a pickle, whose loading runs
+whatever it names); the tests compare whole reports with and without the memo.
 
 What is *not* remembered: segments with a step kind that is not bundled with pinshift
 (a repository's or `--migrations` code may read anything), parameters that cannot be
-written down canonically, files that were skipped. The fingerprint covers the source of
-every module of pinshift and of its bundled step kinds (`pinshift.migrations`, found through
-pinshift's own package wherever it is installed: a wheel, or an editable install that maps it
-to the repository's `migrations/`; never a top-level `migrations` a working directory could
-shadow) and the versions of Python and tree-sitter, so a changed pinshift never reads an old
-entry.
+written down canonically, files that were skipped, results holding a value the codec does not
+keep. The fingerprint covers pinshift's version, the source of every module of pinshift and of
+its bundled step kinds (`pinshift.migrations`, found through pinshift's own package wherever it
+is installed: a wheel, or an editable install that maps it to the repository's `migrations/`;
+never a top-level `migrations` a working directory could shadow) and the versions of Python and
+tree-sitter, so a changed pinshift never reads an old entry.
 
-Where: `$XDG_CACHE_HOME/pinshift/plans/<code fingerprint>/<segment shape>.memo`, one
+Where: `$XDG_CACHE_HOME/pinshift/plans/<install>-<code fingerprint>/<segment shape>.memo`
+(`store_name`: the install is a digest of pinshift's version and the directory it runs from), one
 append-only file per segment shape (its kinds, globs and step numbers; see `Segment`); at
-most MAX_FILES files, each rewritten with only the entries a run used once above MAX_BYTES;
-the files pinshift wrote in other code fingerprints' directories are removed when a run saves.
+most MAX_FILES files, each rewritten with only the entries a run used once above MAX_BYTES.
+When a run saves, it removes the files pinshift wrote in this install's directories of other code
+fingerprints, and in any other directory of pinshift's names (another install's, or the pickle
+formats' `<code fingerprint>` alone) no run used for a month (`cache_dir.stale`; a run marks its
+own directory used): two installs sharing one cache keep each other's current stores.
 `PINSHIFT_CACHE=off` turns it off. The runner only reads (`segment`, `lookup`) and records in
 memory; the command that ran it calls `save` when planning is over. A damaged or unreadable
 entry is a miss, and so is anything but a regular file (a directory, a fifo, a link: opened
@@ -34,10 +39,10 @@ only costs the next run its time.
 
 Nothing outside `$XDG_CACHE_HOME/pinshift` is ever read, written or removed: the directories are
 opened as `pinshift.files.cache_dir` says (no link followed below `$XDG_CACHE_HOME`; a `pinshift`,
-`plans` or fingerprint directory that is a link, another user's, or writable by every user turns
-the memo off for the run, with a note), and the tidy-up removes only regular files with the names
-pinshift gives its own (`<32 hex>.memo`, `.<32 hex>.<random>.tmp`, and the first version's
-`<32 hex>.pickle`), each by name in a directory it opened without following a link.
+`plans` or store directory that is a link, another user's, or writable by its group or every user
+turns the memo off for the run, with a note), and the tidy-up removes only regular files with the
+names pinshift gives its own (`<32 hex>.memo`, `.<32 hex>.<random>.tmp`, and the first format's
+`<32 hex>.pickle`, never read), each by name in a directory it opened without following a link.
 """
 
 from __future__ import annotations
@@ -50,13 +55,11 @@ import enum
 import hashlib
 import itertools
 import os
-import pickle
 import re
 import secrets
+import stat
 import struct
 import sys
-import time
-import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -64,12 +67,13 @@ from typing import Any
 
 from pinshift.files import cache_dir
 
-FORMAT = b"pinshift-plan-memo/4\n"
+FORMAT = b"pinshift-plan-memo/5\n"  # /5: data (pinshift.files.data_codec); /1-/4 held pickles, never read
 MAX_BYTES = 96 * 1024 * 1024  # per segment file: beyond it, it is rewritten with the entries this run used
 MAX_FILES = 48  # segment files per code fingerprint, newest kept
 
 # the names pinshift gives what it writes under plans/; nothing else there is ever removed
-FINGERPRINT_NAME = re.compile(r"[0-9a-f]{32}")
+STORE_NAME = re.compile(r"([0-9a-f]{16})-[0-9a-f]{32}")  # <install>-<code fingerprint>
+OLD_STORE_NAME = re.compile(r"[0-9a-f]{32}")  # the code fingerprint alone: formats /1 to /4 (pickles)
 MEMO_NAME = re.compile(r"[0-9a-f]{32}\.memo")
 TEMP_NAME = re.compile(r"\.[0-9a-f]{32}\.[a-z0-9_]{8,16}\.tmp")
 OLD_NAME = re.compile(r"[0-9a-f]{32}\.pickle")  # the memo's first format
@@ -119,15 +123,19 @@ def canonical(value: Any) -> str:
 
 
 _CODE: str | None = None
+_INSTALL: str | None = None
 
 
 def code_fingerprint() -> str:
-    """A digest of pinshift's source (package and bundled step kinds) and the parser it runs on."""
+    """A digest of pinshift's version and source (package and bundled step kinds) and the parser it runs on."""
     global _CODE
     if _CODE is None:
         import tree_sitter_nix
 
+        import pinshift
+
         digest = hashlib.sha256(FORMAT)
+        digest.update(pinshift.__version__.encode() + b"\0")
         digest.update(sys.version.encode())
         for name, path in source_files():
             digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
@@ -136,6 +144,24 @@ def code_fingerprint() -> str:
         digest.update(Path(tree_sitter_nix.__file__).parent.name.encode())
         _CODE = digest.hexdigest()[:32]
     return _CODE
+
+
+def install_id() -> str:
+    """Which installed pinshift this is: its version and the directory it runs from (two virtual environments, or
+    a wheel and an editable checkout, are two installs sharing one `$XDG_CACHE_HOME`)."""
+    global _INSTALL
+    if _INSTALL is None:
+        import pinshift
+
+        where = os.path.realpath(os.path.dirname(pinshift.__file__))
+        text = f"{pinshift.__version__}\0{where}".encode("utf-8", "surrogateescape")
+        _INSTALL = hashlib.sha256(text).hexdigest()[:16]
+    return _INSTALL
+
+
+def store_name() -> str:
+    """The name this install and code give their stores: `<install>-<code fingerprint>` (see `PlanMemo._tidy`)."""
+    return f"{install_id()}-{code_fingerprint()}"
 
 
 def source_files() -> list[tuple[str, Path]]:
@@ -208,19 +234,44 @@ def file_key(path: str, blob: str, steps: tuple, ops: tuple, max_bytes: int | No
 # --- the memo ----------------------------------------------------------------------------------
 
 
-def encode(results: Any) -> bytes:
-    """A file's results as the memo stores them: pickled and compressed (to 45 %: a 40,000-file run holds
-    its new entries in memory until it saves, and a warm run holds the file it read)."""
-    return zlib.compress(pickle.dumps(results, pickle.HIGHEST_PROTOCOL), 1)
+def _codec():
+    """The plan memo's data codec (pinshift.files.data_codec): the values a file's results hold, nothing else."""
+    global _CODEC
+    if _CODEC is None:
+        from pinshift.files.data_codec import Codec
+        from pinshift.graph.references import Arguments, Reference
+        from pinshift.graph.signature import Signature
+        from pinshift.graph.tree import FileGraph
+        from pinshift.planning.plan import DERIVED, AppliedEdit, FileChange, Outcome, Warning
+
+        _CODEC = Codec((FileChange, Outcome, AppliedEdit, Warning, FileGraph, Signature, Reference, Arguments),
+                       {"DERIVED": DERIVED})
+    return _CODEC
+
+
+_CODEC = None
+
+
+def encode(results: Any) -> bytes | None:
+    """A file's results as the memo stores them: data-only JSON (pinshift.files.data_codec), compressed (a
+    40,000-file run holds its new entries in memory until it saves, and a warm run holds the file it read);
+    None when they hold a value the codec does not keep (the file is then not remembered)."""
+    from pinshift.files.data_codec import Unencodable
+
+    try:
+        return _codec().encode(results)
+    except Unencodable:
+        return None
 
 
 def decode(payload: bytes, steps: int) -> list | None:
     """The results `encode` stored, or None when the payload is damaged or not a plan of `steps` steps."""
+    from pinshift.files.data_codec import Undecodable
     from pinshift.planning.plan import FileChange
 
     try:
-        results = pickle.loads(zlib.decompress(payload))
-    except Exception:
+        results = _codec().decode(payload)
+    except Undecodable:
         return None
     if not isinstance(results, list) or len(results) != steps \
             or not all(r is None or isinstance(r, FileChange) for r in results):
@@ -491,7 +542,8 @@ class PlanMemo:
 
     def __init__(self):
         self.fingerprint = code_fingerprint()
-        self.root = cache_root() / self.fingerprint
+        self.name = store_name()
+        self.root = cache_root() / self.name
         self.segments: dict[str, Segment] = {}
         self.hits = 0
         self.misses = 0
@@ -518,7 +570,8 @@ class PlanMemo:
         opened: list[int] = []
         try:
             opened.append(cache_dir.open_directory("plans"))
-            opened.append(cache_dir.open_child(opened[0], self.fingerprint, self.root))
+            opened.append(cache_dir.open_child(opened[0], self.name, self.root))
+            cache_dir.mark_used(opened[1])
         except OSError:
             pass
         except BaseException:
@@ -575,8 +628,12 @@ class PlanMemo:
             self._tidy(plans, directory)
 
     def _tidy(self, plans: int, directory: int) -> None:
-        """Keep the newest MAX_FILES segment files; remove old temporary files, and the files pinshift wrote in
-        other code fingerprints' directories (then those directories, when nothing else is in them).
+        """Keep the newest MAX_FILES segment files; remove old temporary files; remove the stores pinshift wrote in
+        other directories of plans/ that are provably of no use (then those directories, when nothing else is in
+        them): this install's with another code fingerprint (it was upgraded or edited: that code cannot run
+        again without changing the fingerprint back), and any other install's or an earlier format's that no run
+        used for STALE_SECONDS (`cache_dir.stale`; a run marks its directory used, `cache_dir.mark_used`). So two
+        installs of pinshift sharing a cache keep each other's current stores.
 
         Only regular files with pinshift's own names are removed, each by name in a directory opened without
         following a link: a link (to a file or a directory elsewhere) is left as it is, and so is its target."""
@@ -587,13 +644,27 @@ class PlanMemo:
             for name in memos[MAX_FILES:]:
                 _remove(name, directory)
             for name, info in files.items():
-                if TEMP_NAME.fullmatch(name) and time.time() - info.st_mtime > 3600:
+                if TEMP_NAME.fullmatch(name) and cache_dir.stale(info, cache_dir.TEMPORARY_SECONDS):
                     _remove(name, directory)
+            mine = install_id()
             for name in os.listdir(plans):
-                if name != self.fingerprint and FINGERPRINT_NAME.fullmatch(name):
+                if name == self.name:
+                    continue
+                ours = STORE_NAME.fullmatch(name)
+                if ours is not None and ours.group(1) == mine:
+                    _remove_fingerprint(name, plans)
+                elif (ours is not None or OLD_STORE_NAME.fullmatch(name)) and _stale_directory(name, plans):
                     _remove_fingerprint(name, plans)
         except OSError:
             pass
+
+
+def _stale_directory(name: str, plans: int) -> bool:
+    try:
+        info = os.stat(name, dir_fd=plans, follow_symlinks=False)
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and cache_dir.stale(info)
 
 
 def _remove(name: str, directory: int) -> None:

@@ -530,8 +530,10 @@ def _file_run(files: WorkingSet, segment: Sequence[StepJob], memo: "plan_memo.Se
               applies: Mapping[str, tuple[bool, ...]] | None = None) -> pool.FileRun:
     """What the pool runs on one path of a segment: read it (unless given), then `process_file`.
 
-    With a memo, the result is a `_Memoized` (the pickled results, looked up by the bytes' blob
-    id or planned and pickled here, in the worker); `_run_segment` unpickles and records it.
+    With a memo, the result is a `_Memoized` (the results as the memo stores them, pinshift.files.data_codec's
+    data, looked up by the bytes' blob id or planned and encoded here, in the worker); `_run_segment` decodes and
+    records it. (The `_Memoized` itself reaches the parent through the pool's own pipe, private to the two
+    processes; only its payload, data, is ever written to disk.)
     """
 
     parent = os.getpid()
@@ -551,8 +553,11 @@ def _file_run(files: WorkingSet, segment: Sequence[StepJob], memo: "plan_memo.Se
         if payload is not None:
             return _Memoized(key, payload, False)
         results = process_file(path, data, segment)
+        payload = plan_memo.encode(results)
+        if payload is None:  # a value the memo's codec does not keep: planned, not remembered
+            return results
         # in the parent (no pool), the results themselves go along: no need to decode what was just encoded
-        return _Memoized(key, plan_memo.encode(results), True, results if os.getpid() == parent else None)
+        return _Memoized(key, payload, True, results if os.getpid() == parent else None)
 
     return run
 
@@ -560,7 +565,7 @@ def _file_run(files: WorkingSet, segment: Sequence[StepJob], memo: "plan_memo.Se
 @dataclass(frozen=True)
 class _Memoized:
     key: bytes
-    payload: bytes  # plan_memo.encode(results)
+    payload: bytes  # plan_memo.encode(results): data, never a pickle
     fresh: bool  # planned now (else looked up)
     results: list | None = None  # the results themselves, when planned in this process
 
