@@ -132,10 +132,17 @@ def load_selection(root: Path, known: Iterable[str], select: Iterable[str] = (),
 def _lint_table(root: Path) -> tuple[dict, str]:
     path = root / CONFIG
     shown = CONFIG.as_posix()
-    if not path.is_file():
+    if not os.path.lexists(path):
         return {}, shown
+    from pinshift.files.tree import SkippedFile, read_inside
+
+    try:  # a regular file inside the repository (no link at any level), at most 1 MiB
+        raw = read_inside(root, shown, 1 << 20)
+    except SkippedFile as reason:
+        raise UsageError(f"{reason}; the lint config is read only from a regular file of at most 1 MiB inside the "
+                         "repository, never through a link") from None
     try:
-        data = tomllib.loads(path.read_bytes().decode("utf-8"))
+        data = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise UsageError(f"{shown}: not UTF-8 text") from None
     except tomllib.TOMLDecodeError as error:
