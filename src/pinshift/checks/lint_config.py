@@ -24,6 +24,7 @@ from pathlib import Path, PurePosixPath
 
 from pinshift.errors import UsageError
 from pinshift.files.globs import matches
+from pinshift.files.tree import SkippedFile, read_inside
 
 CONFIG = Path(".pinshift") / "config.toml"
 _KEYS = {"select", "ignore", "per-file-ignores"}
@@ -134,8 +135,6 @@ def _lint_table(root: Path) -> tuple[dict, str]:
     shown = CONFIG.as_posix()
     if not os.path.lexists(path):
         return {}, shown
-    from pinshift.files.tree import SkippedFile, read_inside
-
     try:  # a regular file inside the repository (no link at any level), at most 1 MiB
         raw = read_inside(root, shown, 1 << 20)
     except SkippedFile as reason:
