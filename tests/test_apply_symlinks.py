@@ -159,3 +159,72 @@ def test_a_hard_linked_file_is_replaced_with_a_warning_naming_its_other_links(ru
     assert "keep.nix" not in result.stderr  # only the linked file is named
     assert (root / "pkgs/a.nix").read_bytes() == NEW
     assert all(name.read_bytes() == OLD for name in names)
+
+
+# --- the swap while pinshift runs: during planning (the real CLI), and between the check and the renames ----
+
+
+MEDDLING = Path(__file__).parent / "fixtures" / "meddling"
+
+
+@pytest.mark.parametrize("in_git", [True, False], ids=["git", "no-git"])
+def test_a_folder_swapped_for_a_link_while_planning_changes_nothing_anywhere(run_cli, tmp_path, in_git):
+    """The step plays another program: while it plans zz/c.nix, `pkgs` (already read) is moved out of the tree
+    and a link to it left in its place (`meddle`'s link-folder)."""
+    root = tmp_path / "repo"
+    for relative in ("pkgs/a.nix", "pkgs/b.nix", "zz/c.nix"):
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_bytes(OLD)
+    if in_git:
+        git(root, "init", "-q")
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", "initial")
+    result = run_cli("apply", "meddle", "--set", "old=python3Packages", "--set", "new=python313Packages",
+                     "--set", "trigger=zz/c.nix", "--set", "victim=pkgs", "--set", "action=link-folder",
+                     "--migrations", str(MEDDLING), cwd=root)
+    assert result.exit_code == 1, result
+    assert "refused  pkgs/a.nix: pkgs is a symbolic link; pinshift does not follow a linked folder; left alone" \
+        in result.stderr, result
+    assert result.stderr.splitlines()[-1] == ("pinshift: error: 2 files cannot be changed safely (listed above); "
+                                              "no file was changed"), result
+    outside = tmp_path / "elsewhere" / "pkgs"
+    assert (root / "pkgs").is_symlink()
+    assert sorted(os.listdir(outside)) == ["a.nix", "b.nix"]
+    assert all((outside / name).read_bytes() == OLD for name in ("a.nix", "b.nix"))
+    assert (root / "zz/c.nix").read_bytes() == OLD
+
+
+def test_a_folder_swapped_for_a_link_while_pinshift_writes_gets_no_new_content(tmp_path):
+    """A real process stopped at its first temporary file (the writes have begun: every file checked), `pkgs`
+    moved out of the tree and replaced by a link, then resumed: no file anywhere holds new content, and
+    pinshift's own temporary files are removed from the folder it moved away."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    root = tmp_path / "repo"
+    (root / "pkgs").mkdir(parents=True)
+    for i in range(600):
+        (root / "pkgs" / f"f{i:04}.nix").write_bytes(OLD)
+    process = subprocess.Popen([sys.executable, "-c", "from pinshift.cli import run; run()", *ARGS[:-1], "pkgs"],
+                               cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    try:
+        while not any(name.endswith(".pinshift-new") for name in os.listdir(root / "pkgs")):
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"apply ended or stalled before writing: {process.communicate()}")
+        process.send_signal(signal.SIGSTOP)
+        outside = tmp_path / "elsewhere" / "pkgs"
+        _link_folder(root, "pkgs", outside)
+        process.send_signal(signal.SIGCONT)
+        out, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 1, (out, err)
+    [line] = err.splitlines()
+    assert line.startswith("pinshift: error: pkgs/f") and "no file was changed" in line, err
+    assert f"{root / 'pkgs'} is a symbolic link" in line or "its folder was replaced" in line, err
+    assert sorted(os.listdir(outside)) == [f"f{i:04}.nix" for i in range(600)]  # no temporary file left either
+    assert all((outside / f"f{i:04}.nix").read_bytes() == OLD for i in range(600))

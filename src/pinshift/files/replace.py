@@ -37,6 +37,7 @@ are never lost.
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import secrets
 import signal
@@ -80,9 +81,14 @@ class Replacement:
 
     def place(self) -> tuple[Path, str]:
         """(root, the path below it) from which the file is reached without following a link."""
-        if self.root is None:
-            return self.target.parent, self.target.name
+        if self.root is None:  # the folder as given, resolved (links in it followed) here, once
+            return _resolved(self.target.parent), self.target.name
         return self.root, self.target.relative_to(self.root).as_posix()
+
+
+@functools.lru_cache(maxsize=256)
+def _resolved(folder: Path) -> Path:
+    return Path(os.path.realpath(folder))
 
 
 @dataclass
@@ -95,6 +101,7 @@ class _Staged:
     original: str | None = None  # the original bytes under a second name, until every file is replaced
     replaced: bool = False
     keep: bool = False  # putting the original back failed: it must survive the cleanup
+    held: int | None = None  # a handle on the folder kept from the check, to undo pinshift's own files there
 
 
 def _identity(info: os.stat_result) -> tuple:
@@ -115,6 +122,20 @@ def _in_folder(entry: _Staged) -> Iterator[tuple[int, str]]:
         if (info.st_dev, info.st_ino) != entry.folder:
             raise _FolderMoved(errno.ESTALE, "its folder was replaced")
         yield fd, name
+
+
+@contextmanager
+def _own_files_folder(entry: _Staged) -> Iterator[tuple[int, str]]:
+    """Where pinshift puts back an original or removes its temporary file: the folder handle held since the
+    check (wherever that folder has been moved since), else the folder reached again from the root."""
+    if entry.held is None:
+        with _in_folder(entry) as found:
+            yield found
+        return
+    yield entry.held, entry.item.place()[1].rpartition("/")[2]
+
+
+_HELD_LIMIT = 256  # folder handles kept open at most; beyond them, undoing reaches the folder from the root again
 
 
 def _where(entry: _Staged, name: str) -> Path:
@@ -143,14 +164,21 @@ def _linked(shown: str, error: LinkedFolder) -> _Problem:
     return _Problem(f"{shown}: {error.where} is {error.what}; left alone", False)
 
 
-def _check(item: Replacement) -> _Problem | tuple[os.stat_result | None, tuple]:
-    """(the target's stat, or None for a new file that may be made; its folder's identity), else the problem."""
+def _check(item: Replacement, held: dict[tuple, int]) -> _Problem | tuple[os.stat_result | None, tuple]:
+    """(the target's stat, or None for a new file that may be made; its folder's identity), else the problem.
+
+    A handle on each folder checked is kept in `held` (up to _HELD_LIMIT), keyed by its identity."""
     try:
         root, relative = item.place()
         with folder_of(root, relative) as (fd, name):
             folder = os.fstat(fd)
             result = _check_in(item, fd, name)
-            return result if isinstance(result, _Problem) else (result, (folder.st_dev, folder.st_ino))
+            if isinstance(result, _Problem):
+                return result
+            key = (folder.st_dev, folder.st_ino)
+            if key not in held and len(held) < _HELD_LIMIT:
+                held[key] = os.dup(fd)
+            return result, key
     except LinkedFolder as error:
         return _linked(item.shown, error)
     except FileNotFoundError:
@@ -250,15 +278,16 @@ def _hard_links(item: Replacement, info: os.stat_result) -> str | None:
             "edit the other names the same way, or break the links first)")
 
 
-def _checked(items: Sequence[Replacement], warnings: list[str]) -> list[_Staged]:
+def _checked(items: Sequence[Replacement], warnings: list[str], held: dict[tuple, int]) -> list[_Staged]:
     staged, problems = [], []
     for item in items:
-        result = _check(item)
+        result = _check(item, held)
         if isinstance(result, _Problem):
             problems.append(result)
             continue
         info, folder = result
-        staged.append(_Staged(item, _identity(info) if info is not None else None, info, folder))
+        staged.append(_Staged(item, _identity(info) if info is not None else None, info, folder,
+                              held=held.get(folder)))
         if info is not None and not item.removes and (warning := _hard_links(item, info)):
             warnings.append(warning)
     if not problems:
@@ -391,7 +420,7 @@ def _restore(staged: list[_Staged]) -> list[tuple[_Staged, OSError]]:
     failed = []
     for entry in reversed([e for e in staged if e.replaced]):
         try:
-            with _in_folder(entry) as (fd, name):
+            with _own_files_folder(entry) as (fd, name):
                 if entry.item.creates:
                     os.unlink(name, dir_fd=fd)
                 else:
@@ -442,7 +471,7 @@ def _cleanup(staged: list[_Staged]) -> list[str]:
         if not names:
             continue
         try:
-            with _in_folder(entry) as (fd, _):
+            with _own_files_folder(entry) as (fd, _):
                 for name in names:
                     try:
                         os.unlink(name, dir_fd=fd)
@@ -462,7 +491,7 @@ def _sync_directories(staged: list[_Staged]) -> None:
             continue
         done.add(entry.folder)
         try:
-            with _in_folder(entry) as (fd, _):
+            with _own_files_folder(entry) as (fd, _):
                 os.fsync(fd)
         except OSError:
             pass
@@ -478,7 +507,16 @@ def replace_all(items: Sequence[Replacement], warnings: list[str] | None = None)
     `warnings` receives one line per replaced file whose other hard links keep the old content.
     """
     _FOLDER_PROBLEMS.clear()
-    staged = _checked(items, warnings if warnings is not None else [])
+    _resolved.cache_clear()
+    handles: dict[tuple, int] = {}
+    try:
+        return _replace_checked(_checked(items, warnings if warnings is not None else [], handles))
+    finally:
+        for fd in handles.values():
+            os.close(fd)
+
+
+def _replace_checked(staged: list[_Staged]) -> list[str]:
     with deferred() as held:
         caught = held.received
         try:

@@ -57,16 +57,21 @@ class LinkedFolder(OSError):
 
 
 def open_folder(root: Path, folder: str) -> int:
-    """A handle (fd) on `root`/`folder`, each component of `folder` opened from its parent's handle with
-    O_NOFOLLOW: LinkedFolder when one is a symbolic link or not a folder, OSError when one is missing.
+    """A handle (fd) on `root`/`folder`, each component opened from its parent's handle with O_NOFOLLOW, from
+    `/` down: LinkedFolder when one is a symbolic link or not a folder, OSError when one is missing.
 
-    `root` itself is opened as given (the user named it); `..` below it is refused like a link.
+    `root` must be a real path (no link in it: `DirectoryTree.root` is resolved once, when the tree is
+    made), so a folder swapped for a link later, the root itself included, is refused rather than
+    followed; `..` is refused like a link.
     """
-    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    root = Path(os.path.abspath(root))
+    fd = os.open("/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     done: list[str] = []
+    steps = [(name, True) for name in root.parts[1:]]
+    steps += [(name, False) for name in folder.split("/") if name not in ("", ".")]
     try:
-        for name in (part for part in folder.split("/") if part not in ("", ".")):
-            where = "/".join([*done, name])
+        for name, in_root in steps:
+            where = str(Path("/", *done, name)) if in_root else "/".join([*done[len(root.parts) - 1:], name])
             if name == "..":
                 raise LinkedFolder(where, "outside the folder")
             try:
@@ -109,8 +114,10 @@ def read_inside(root: Path, relative: str, limit: int) -> bytes:
 
     For the files pinshift reads from a repository's `.pinshift/` (recipes, step code): a symlink to
     `/dev/zero`, a fifo or a file elsewhere is never opened. A non-regular file is judged by lstat
-    before it is opened; O_NONBLOCK keeps a fifo swapped in afterwards from blocking the open.
+    before it is opened; O_NONBLOCK keeps a fifo swapped in afterwards from blocking the open. `root`
+    itself is resolved first (the caller named it).
     """
+    root = Path(os.path.realpath(root))
     try:
         with folder_of(root, relative) as (folder, name):
             mode = os.lstat(name, dir_fd=folder).st_mode
