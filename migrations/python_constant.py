@@ -82,8 +82,15 @@ def _literal(doc: PythonDocument, node: cst.BaseExpression, new: str) -> bytes |
 
 
 def _set(doc: PythonDocument, node: cst.BaseExpression, new: str, what: str, out: StepOutput) -> None:
-    replacement = _literal(doc, node, new)
     start, _ = doc.byte_range(node)
+    try:
+        replacement = _literal(doc, node, new)
+    except UnicodeEncodeError as error:
+        character = error.object[error.start]
+        out.refuse(start, f"{what}: the file's declared encoding ({doc.module.encoding}) cannot hold {character!r} "
+                          f"of {new!r}; the file is left as it was (declare a UTF-8 encoding in it, or choose a value "
+                          "that encoding can hold)")
+        return
     if replacement is None:
         out.warn(start, f"{what} is not a plain string literal that can spell {new!r}; left alone")
         return

@@ -24,6 +24,7 @@ from pathlib import Path, PurePosixPath
 
 from pinshift.errors import UsageError
 from pinshift.files.globs import matches
+from pinshift.files.tree import SkippedFile, read_inside
 
 CONFIG = Path(".pinshift") / "config.toml"
 _KEYS = {"select", "ignore", "per-file-ignores"}
@@ -132,10 +133,15 @@ def load_selection(root: Path, known: Iterable[str], select: Iterable[str] = (),
 def _lint_table(root: Path) -> tuple[dict, str]:
     path = root / CONFIG
     shown = CONFIG.as_posix()
-    if not path.is_file():
+    if not os.path.lexists(path):
         return {}, shown
+    try:  # a regular file inside the repository (no link at any level), at most 1 MiB
+        raw = read_inside(root, shown, 1 << 20)
+    except SkippedFile as reason:
+        raise UsageError(f"{reason}; the lint config is read only from a regular file of at most 1 MiB inside the "
+                         "repository, never through a link") from None
     try:
-        data = tomllib.loads(path.read_bytes().decode("utf-8"))
+        data = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise UsageError(f"{shown}: not UTF-8 text") from None
     except tomllib.TOMLDecodeError as error:

@@ -166,10 +166,24 @@ class SelectedFiles:
         tree, relative = self.entries[path]
         return tree.read(relative)
 
-    def target(self, path: str) -> Path:
-        """The file to write for `path` (a symlink inside its tree resolved); SkippedFile if that is no longer safe."""
+    def target(self, path: str) -> tuple[Path, Path]:
+        """(tree root, the file to write for `path`: a symlink inside its tree resolved); SkippedFile if that is no
+        longer safe (a link out of the tree, a folder on the way that is a link)."""
         tree, relative = self.entries[path]
-        return tree.resolve(relative)
+        return tree.root, tree.resolve(relative)
+
+    def new_target(self, path: str, beside: str) -> tuple[Path, Path]:
+        """(tree root, file) for a new `path` (a renamed or cloned file's new name), in the tree of `beside`.
+
+        Both are paths as apply shows them (relative to the cwd): the new one is placed relative to the
+        same PATH argument, so its folders are opened from that tree's root without following a link.
+        """
+        tree, relative = self.entries[beside]
+        prefix = beside[:len(beside) - len(relative)] if beside.endswith(relative) else None
+        inner = os.path.relpath(path, prefix or ".") if prefix is not None else None
+        if inner is None or inner == ".." or inner.startswith("../") or os.path.isabs(inner):
+            raise SkippedFile(f"{path}: outside the folder of {beside}; skipped")
+        return tree.root, tree.root / inner
 
     def mode(self, path: str) -> str | None:
         tree, relative = self.entries[path]
@@ -367,21 +381,26 @@ def write_changes(step, selected: SelectedFiles) -> None:
     from pinshift.files.replace import NOTHING_CHANGED, Replacement, replace_all
 
     read = originals(step)
+    sources = {change.path: change.old_path or change.source for change in step.changed}
     items, unsafe = [], []
     for change in tree_changes(step):
         try:
             if change.path in selected.entries:
-                target = selected.target(change.path)
+                root, target = selected.target(change.path)
                 before = read[change.path] if read.get(change.path) is not None else selected.read(change.path)
+            elif sources.get(change.path) in selected.entries:
+                root, target = selected.new_target(change.path, sources[change.path])
+                before = None
             else:
-                target, before = Path(change.path), None
-            items.append(Replacement(change.path, target, before, change.data, change.mode))
-        except SkippedFile as reason:  # a symlink that now loops or leads out of the tree
+                root, target, before = None, Path(change.path), None
+            items.append(Replacement(change.path, target, before, change.data, change.mode, root))
+        except SkippedFile as reason:  # a symlink that now loops or leads out of the tree, a linked folder
             unsafe.append(f"{reason}".removesuffix("; skipped") + "; left alone")
+    links: list[str] = []
     try:
         if unsafe:
             raise WriteRefused(f"{unsafe[0]}; {NOTHING_CHANGED}", unsafe)
-        left = replace_all(items)
+        left = replace_all(items, links)
     except (WriteRefused, WriteFailed) as error:
         reasons = getattr(error, "reasons", [])
         if len(reasons) <= 1:
@@ -391,6 +410,8 @@ def write_changes(step, selected: SelectedFiles) -> None:
         raise type(error)(f"{len(reasons)} files cannot be changed safely (listed above); {NOTHING_CHANGED}") from None
     for leftover in left:
         click.echo(printable(f"pinshift: warning: could not remove {leftover}"), err=True)
+    for line in links:
+        click.echo(printable(f"pinshift: warning: {line}"), err=True)
 
 
 @click.command()

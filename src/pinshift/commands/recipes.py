@@ -253,7 +253,9 @@ def recipes(repo: Path, kinds: bool, migrations: Path | None) -> None:
     else:
         from pinshift.recipes.recipe import list_recipes
 
-        lines = _table([(name, origin, description) for name, origin, description in list_recipes(root)])
+        skipped: list[str] = []
+        lines = _table([(name, origin, description) for name, origin, description in list_recipes(root, skipped)])
+        lines.extend(f"note: {line}" for line in skipped)
         lines.extend(script_notes(found, root))
     click.echo(printable("\n".join(lines), keep_newlines=True))
 

@@ -16,6 +16,17 @@ Three phases, so that a failure anywhere leaves every file as it was:
    with its size and mtime put back has the same stat). A failure renames the
    originals back over the files already replaced.
 
+Every file is reached from a handle on its folder, each folder below `Replacement.root` opened
+without following a link (`pinshift.files.tree.folder_of`): a folder that is, or became, a
+symbolic link refuses its files ("pkgs/a.nix: pkgs is a symbolic link; pinshift does not follow a
+linked folder; left alone") and nothing outside
+the tree is read or written. The temporary file and the kept original are made in that
+folder's handle and renamed with it (`src_dir_fd`/`dst_dir_fd`); before each rename the
+folder is checked to be the one phase 1 saw (same device and inode).
+
+A file with other hard links is replaced like any other (a new inode), so its other names keep
+the old bytes: `replace_all` says so per file in `warnings` (the caller prints them).
+
 Then the kept originals are removed. Ctrl-C, SIGTERM and SIGHUP are held while this
 runs (pinshift.interrupts.deferred) and take effect at the next file: whatever was
 replaced is put back. Only a SIGKILL or a crash can leave `.NAME.*.pinshift-new` /
@@ -31,12 +42,13 @@ import os
 import secrets
 import signal
 import stat
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from pinshift.errors import RestoreFailed, WriteFailed, WriteInterrupted, WriteRefused
-from pinshift.files.tree import current_umask, file_kind, inode_flags, temp_beside
+from pinshift.files.tree import FILE_FLAGS, LinkedFolder, current_umask, file_kind, folder_of, inode_flags, temp_beside
 from pinshift.interrupts import deferred
 
 NOTHING_CHANGED = "no file was changed"
@@ -48,6 +60,8 @@ class Replacement:
 
     `before` None: a new file (there must be none at `target`), made with git `mode`
     ("100755": executable). `after` None: the file is removed (it must still hold `before`).
+    `root`: the tree `target` is in (`target` is `root / path`, no `..`); no folder between them may
+    be a link. None: only `target`'s last name is checked (its folder is taken as given).
     """
 
     shown: str  # the path as the user reads it
@@ -55,6 +69,7 @@ class Replacement:
     before: bytes | None
     after: bytes | None
     mode: str | None = None
+    root: Path | None = None
 
     @property
     def creates(self) -> bool:
@@ -64,21 +79,68 @@ class Replacement:
     def removes(self) -> bool:
         return self.after is None
 
+    def place(self) -> tuple[Path, str]:
+        """(root, the path below it) from which the file is reached without following a link."""
+        if self.root is None:  # the folder as given, resolved (links in it followed) here, once
+            return _resolved(self.target.parent), self.target.name
+        return self.root, self.target.relative_to(self.root).as_posix()
+
+
+@functools.lru_cache(maxsize=256)
+def _resolved(folder: Path) -> Path:
+    return Path(os.path.realpath(folder))
+
 
 @dataclass
 class _Staged:
     item: Replacement
     identity: tuple | None  # what the target looked like when checked (None: there must be none); so when replaced
     like: os.stat_result | None
-    temp: Path | None = None
-    original: Path | None = None  # the original bytes under a second name, until every file is replaced
+    folder: tuple  # (st_dev, st_ino) of the folder holding the target, when checked
+    temp: str | None = None  # names in that folder
+    original: str | None = None  # the original bytes under a second name, until every file is replaced
     replaced: bool = False
     keep: bool = False  # putting the original back failed: it must survive the cleanup
+    held: int | None = None  # a handle on the folder kept from the check, to undo pinshift's own files there
 
 
 def _identity(info: os.stat_result) -> tuple:
     # not ctime or nlink: keeping the original as a hard link changes both
     return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_mode, info.st_uid, info.st_gid)
+
+
+class _FolderMoved(OSError):
+    """The folder holding a target is no longer the one phase 1 checked."""
+
+
+@contextmanager
+def _in_folder(entry: _Staged) -> Iterator[tuple[int, str]]:
+    """(folder handle, name) of the entry's target; LinkedFolder or _FolderMoved when that folder changed."""
+    root, relative = entry.item.place()
+    with folder_of(root, relative) as (fd, name):
+        info = os.fstat(fd)
+        if (info.st_dev, info.st_ino) != entry.folder:
+            raise _FolderMoved(errno.ESTALE, "its folder was replaced")
+        yield fd, name
+
+
+@contextmanager
+def _own_files_folder(entry: _Staged) -> Iterator[tuple[int, str]]:
+    """Where pinshift puts back an original or removes its temporary file: the folder handle held since the
+    check (wherever that folder has been moved since), else the folder reached again from the root."""
+    if entry.held is None:
+        with _in_folder(entry) as found:
+            yield found
+        return
+    yield entry.held, entry.item.place()[1].rpartition("/")[2]
+
+
+_HELD_LIMIT = 256  # folder handles kept open at most; beyond them, undoing reaches the folder from the root again
+
+
+def _where(entry: _Staged, name: str) -> Path:
+    """A file beside the entry's target, as messages name it."""
+    return entry.item.target.parent / name
 
 
 # --- 1. check ----------------------------------------------------------------------------------
@@ -90,56 +152,89 @@ class _Problem:
     system: bool  # True: the system cannot write here (exit 2); False: the file must not be changed (exit 1)
 
 
-def _read_regular(path: Path) -> bytes:
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_NOCTTY | os.O_CLOEXEC)
-    with os.fdopen(fd, "rb") as handle:
+def _read_regular(name: str, fd: int) -> bytes:
+    with os.fdopen(os.open(name, FILE_FLAGS, dir_fd=fd), "rb") as handle:
         return handle.read()
 
 
-def _check(item: Replacement) -> _Problem | os.stat_result | None:
-    """The target's stat when it may be replaced (None for a new file that may be made), else the problem."""
-    shown, target = item.shown, item.target
-    if item.creates:
-        if os.path.lexists(target):
-            return _Problem(f"{shown}: already exists; left alone (move it away first)", False)
-        return _may_write_in(shown, target.parent)
+def _linked(shown: str, error: LinkedFolder) -> _Problem:
+    if error.what == "a symbolic link":
+        return _Problem(f"{shown}: {error.where} is a symbolic link; pinshift does not follow a linked folder; "
+                        "left alone", False)
+    return _Problem(f"{shown}: {error.where} is {error.what}; left alone", False)
+
+
+def _check(item: Replacement, held: dict[tuple, int]) -> _Problem | tuple[os.stat_result | None, tuple]:
+    """(the target's stat, or None for a new file that may be made; its folder's identity), else the problem.
+
+    A handle on each folder checked is kept in `held` (up to _HELD_LIMIT), keyed by its identity."""
     try:
-        info = os.lstat(target)
+        root, relative = item.place()
+        with folder_of(root, relative) as (fd, name):
+            folder = os.fstat(fd)
+            result = _check_in(item, fd, name)
+            if isinstance(result, _Problem):
+                return result
+            key = (folder.st_dev, folder.st_ino)
+            if key not in held and len(held) < _HELD_LIMIT:
+                held[key] = os.dup(fd)
+            return result, key
+    except LinkedFolder as error:
+        return _linked(item.shown, error)
+    except FileNotFoundError:
+        if item.creates:
+            return _Problem(f"{item.shown}: its directory {item.target.parent} does not exist", True)
+        return _Problem(f"{item.shown}: deleted since pinshift read it; not recreated", False)
+    except OSError as error:
+        return _Problem(f"{item.shown}: cannot check it ({error.strerror or error})", True)
+
+
+def _check_in(item: Replacement, fd: int, name: str) -> _Problem | os.stat_result | None:
+    shown = item.shown
+    if item.creates:
+        try:
+            os.lstat(name, dir_fd=fd)
+        except FileNotFoundError:
+            return _may_write_in(item, fd)
+        return _Problem(f"{shown}: already exists; left alone (move it away first)", False)
+    try:
+        info = os.lstat(name, dir_fd=fd)
     except FileNotFoundError:
         return _Problem(f"{shown}: deleted since pinshift read it; not recreated", False)
-    except OSError as error:
-        return _Problem(f"{shown}: cannot check it ({error.strerror or error})", True)
+    if stat.S_ISLNK(info.st_mode):
+        return _Problem(f"{shown}: replaced by a symbolic link since pinshift read it; left alone", False)
     if not stat.S_ISREG(info.st_mode):
         return _Problem(f"{shown}: replaced by {file_kind(info.st_mode)} since pinshift read it; left alone", False)
     try:
-        current = _read_regular(target)
+        current = _read_regular(name, fd)
     except OSError as error:
         return _Problem(f"{shown}: cannot read it again ({error.strerror or error})", True)
     if current != item.before:
         return _Problem(f"{shown}: changed since pinshift read it; run pinshift again", False)
-    return _may_write(shown, target, info) or info
+    return _may_write(item, fd, name, info) or info
 
 
-def _may_write(shown: str, target: Path, info: os.stat_result) -> _Problem | None:
-    """Why `target` must not or cannot be replaced by this user, judged as `chmod`, `chattr` and mounts say.
+def _may_write(item: Replacement, fd: int, name: str, info: os.stat_result) -> _Problem | None:
+    """Why the target must not or cannot be replaced by this user, judged as `chmod`, `chattr` and mounts say.
 
     Root could write a mode 444 file, and rename over an immutable one's siblings: the mode
     bits and flags are read here, not left to open() or rename() to enforce.
     """
+    shown = item.shown
     mode = stat.S_IMODE(info.st_mode)
     if not mode & 0o222:
         return _Problem(f"{shown}: read-only (mode {mode:04o}); make it writable (chmod u+w) to let pinshift "
                         "change it", False)
-    flags = inode_flags(target)
+    flags = inode_flags(name, dir_fd=fd)
     if flags:
         flag = sorted(flags)[0]
         option = "i" if flag == "immutable" else "a"
         return _Problem(f"{shown}: {flag} (chattr +{option}); remove the flag (chattr -{option}) to let pinshift "
                         "change it", False)
-    problem = _may_write_in(shown, target.parent)
+    problem = _may_write_in(item, fd)
     if problem is not None:
         return problem
-    if not os.access(target, os.W_OK):
+    if not os.access(name, os.W_OK, dir_fd=fd):
         return _Problem(f"{shown}: not writable by this user (mode {mode:04o}, owner uid {info.st_uid})", False)
     if os.geteuid() != 0 and (info.st_uid != os.geteuid() or info.st_gid not in {os.getegid(), *os.getgroups()}):
         return _Problem(f"{shown}: owned by uid {info.st_uid} gid {info.st_gid}; a rewritten file would change "
@@ -147,38 +242,54 @@ def _may_write(shown: str, target: Path, info: os.stat_result) -> _Problem | Non
     return None
 
 
-def _may_write_in(shown: str, directory: Path) -> _Problem | None:
-    """Why no file can be made or replaced in `directory` (a read-only mount, chattr +i, permissions)."""
-    problem = _directory_problem(directory)
-    return _Problem(f"{shown}: {problem.reason}", problem.system) if problem is not None else None
+_FOLDER_PROBLEMS: dict[tuple[int, int], "_Problem | None"] = {}
 
 
-@functools.lru_cache(maxsize=256)
-def _directory_problem(directory: Path) -> _Problem | None:
-    """`_may_write_in` for one directory, asked once per directory and run (`replace_all` clears the cache)."""
+def _may_write_in(item: Replacement, fd: int) -> _Problem | None:
+    """Why no file can be made or replaced in the folder `fd` (a read-only mount, chattr +i, permissions)."""
+    info = os.fstat(fd)
+    key = (info.st_dev, info.st_ino)
+    if key not in _FOLDER_PROBLEMS:  # asked once per folder and run (`replace_all` clears it)
+        _FOLDER_PROBLEMS[key] = _folder_problem(item.target.parent, fd)
+    problem = _FOLDER_PROBLEMS[key]
+    return _Problem(f"{item.shown}: {problem.reason}", problem.system) if problem is not None else None
+
+
+def _folder_problem(directory: Path, fd: int) -> _Problem | None:
     try:
-        read_only_mount = bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
+        read_only_mount = bool(os.statvfs(fd).f_flag & os.ST_RDONLY)
     except OSError:
         read_only_mount = False
     if read_only_mount:
         return _Problem("on a read-only file system", True)
-    if "immutable" in inode_flags(directory):
+    if "immutable" in inode_flags(".", dir_fd=fd):
         return _Problem(f"its directory {directory} is immutable (chattr +i)", True)
-    if not os.path.isdir(directory):
-        return _Problem(f"its directory {directory} does not exist", True)
-    if not os.access(directory, os.W_OK | os.X_OK):
+    if not os.access(".", os.W_OK | os.X_OK, dir_fd=fd):
         return _Problem(f"its directory {directory} is not writable by this user", True)
     return None
 
 
-def _checked(items: Sequence[Replacement]) -> list[_Staged]:
+def _hard_links(item: Replacement, info: os.stat_result) -> str | None:
+    others = info.st_nlink - 1
+    if others < 1:
+        return None
+    links = "its other hard link keeps" if others == 1 else f"its {others} other hard links keep"
+    return (f"{item.shown}: {links} the old content (pinshift replaces the file with a new one; "
+            "edit the other names the same way, or break the links first)")
+
+
+def _checked(items: Sequence[Replacement], warnings: list[str], held: dict[tuple, int]) -> list[_Staged]:
     staged, problems = [], []
     for item in items:
-        result = _check(item)
+        result = _check(item, held)
         if isinstance(result, _Problem):
             problems.append(result)
-        else:
-            staged.append(_Staged(item, _identity(result) if result is not None else None, result))
+            continue
+        info, folder = result
+        staged.append(_Staged(item, _identity(info) if info is not None else None, info, folder,
+                              held=held.get(folder)))
+        if info is not None and not item.removes and (warning := _hard_links(item, info)):
+            warnings.append(warning)
     if not problems:
         return staged
     reasons = [p.reason for p in problems]
@@ -199,14 +310,14 @@ def _interrupted(signum: int, state: str) -> WriteInterrupted:
 # --- 2. prepare ----------------------------------------------------------------------------------
 
 
-def _keep_original(entry: _Staged) -> Path:
+def _keep_original(entry: _Staged, fd: int, name: str) -> str:
     """The original under a second name beside it: a hard link, or a copy where links are not possible."""
     target = entry.item.target
     for _ in range(100):
-        name = target.parent / f".{target.name}.{secrets.token_hex(4)}.pinshift-orig"
+        kept = f".{target.name}.{secrets.token_hex(4)}.pinshift-orig"
         try:
-            os.link(target, name, follow_symlinks=False)
-            return name
+            os.link(name, kept, src_dir_fd=fd, dst_dir_fd=fd, follow_symlinks=False)
+            return kept
         except FileExistsError:
             continue
         except OSError as error:
@@ -214,7 +325,7 @@ def _keep_original(entry: _Staged) -> Path:
                                    errno.EXDEV):
                 raise
             break
-    return temp_beside(target, entry.item.before, entry.like, suffix=".pinshift-orig")
+    return os.fspath(temp_beside(target, entry.item.before, entry.like, suffix=".pinshift-orig", dir_fd=fd))
 
 
 def _prepare(staged: list[_Staged], caught: list[int]) -> None:
@@ -222,12 +333,19 @@ def _prepare(staged: list[_Staged], caught: list[int]) -> None:
         if caught:
             raise _interrupted(caught[0], NOTHING_CHANGED)
         try:
-            if not entry.item.removes:
-                entry.temp = temp_beside(entry.item.target, entry.item.after, entry.like, durable=False)
-                if entry.item.creates and entry.item.mode == "100755":
-                    os.chmod(entry.temp, 0o777 & ~current_umask())
-            if not entry.item.creates:
-                entry.original = _keep_original(entry)
+            with _in_folder(entry) as (fd, name):
+                if not entry.item.removes:
+                    entry.temp = os.fspath(temp_beside(entry.item.target, entry.item.after, entry.like,
+                                                       durable=False, dir_fd=fd))
+                    if entry.item.creates and entry.item.mode == "100755":
+                        os.chmod(entry.temp, 0o777 & ~current_umask(), dir_fd=fd)
+                if not entry.item.creates:
+                    entry.original = _keep_original(entry, fd, name)
+        except LinkedFolder as error:
+            raise WriteRefused(f"{_linked(entry.item.shown, error).reason}; {NOTHING_CHANGED}") from None
+        except _FolderMoved:
+            raise WriteRefused(f"{entry.item.shown}: its folder was replaced while pinshift was writing; left alone; "
+                               f"{NOTHING_CHANGED}") from None
         except OSError as error:
             raise WriteFailed(f"{entry.item.shown}: cannot write beside it ({error.strerror or error}); "
                               f"{NOTHING_CHANGED}") from None
@@ -248,36 +366,48 @@ def _replace(staged: list[_Staged], caught: list[int]) -> None:
     for entry in staged:
         if caught:
             raise _Stopped("", signum=caught[0])
-        if not _unchanged(entry):
-            raise _Stopped(f"{entry.item.shown}: changed while pinshift was writing; left alone", refused=True)
+        changed = _Stopped(f"{entry.item.shown}: changed while pinshift was writing; left alone", refused=True)
         try:
-            if entry.item.creates:
-                os.link(entry.temp, entry.item.target)  # fails, rather than overwrite, should a file appear now
-                os.unlink(entry.temp)
-            elif entry.item.removes:
-                os.unlink(entry.item.target)
-            else:
-                os.replace(entry.temp, entry.item.target)
+            with _in_folder(entry) as (fd, name):
+                if not _unchanged(entry, fd, name):
+                    raise changed
+                _replace_one(entry, fd, name)
+        except (LinkedFolder, _FolderMoved):
+            raise changed from None
         except OSError as error:
             verb = "create" if entry.item.creates else "remove" if entry.item.removes else "replace"
             raise _Stopped(f"{entry.item.shown}: cannot {verb} it ({error.strerror or error})") from None
         entry.replaced, entry.temp = True, None
 
 
-def _unchanged(entry: _Staged) -> bool:
+def _replace_one(entry: _Staged, fd: int, name: str) -> None:
+    if entry.item.creates:
+        # fails, rather than overwrite, should a file appear now
+        os.link(entry.temp, name, src_dir_fd=fd, dst_dir_fd=fd, follow_symlinks=False)
+        os.unlink(entry.temp, dir_fd=fd)
+    elif entry.item.removes:
+        os.unlink(name, dir_fd=fd)
+    else:
+        os.replace(entry.temp, name, src_dir_fd=fd, dst_dir_fd=fd)
+
+
+def _unchanged(entry: _Staged, fd: int, name: str) -> bool:
     """The target is still what phase 1 checked: no file for a new one; else the same file with the same bytes.
 
     Stat identity alone misses a file rewritten in place with its size and mtime put back (issue 28 §3): the
     bytes are read and compared right before the rename, as black does before it writes."""
-    target = entry.item.target
     if entry.identity is None:
-        return not os.path.lexists(target)
+        try:
+            os.lstat(name, dir_fd=fd)
+        except FileNotFoundError:
+            return True
+        return False
     try:
-        fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_NOCTTY | os.O_CLOEXEC)
+        handle_fd = os.open(name, FILE_FLAGS, dir_fd=fd)
     except OSError:
         return False
-    with os.fdopen(fd, "rb") as handle:
-        if _identity(os.fstat(fd)) != entry.identity:
+    with os.fdopen(handle_fd, "rb") as handle:
+        if _identity(os.fstat(handle_fd)) != entry.identity:
             return False
         try:
             return handle.read() == entry.item.before
@@ -290,10 +420,11 @@ def _restore(staged: list[_Staged]) -> list[tuple[_Staged, OSError]]:
     failed = []
     for entry in reversed([e for e in staged if e.replaced]):
         try:
-            if entry.item.creates:
-                os.unlink(entry.item.target)
-            else:
-                os.replace(entry.original, entry.item.target)
+            with _own_files_folder(entry) as (fd, name):
+                if entry.item.creates:
+                    os.unlink(name, dir_fd=fd)
+                else:
+                    os.replace(entry.original, name, src_dir_fd=fd, dst_dir_fd=fd)
         except OSError as error:
             entry.keep = True
             failed.append((entry, error))
@@ -315,7 +446,7 @@ def _rolled_back(stop: _Stopped, staged: list[_Staged]) -> Exception:
     cause = stop.reason or f"interrupted ({signal.Signals(stop.signum).name})"
     states = "; ".join(f"{e.item.shown} was created (removing it failed: {why.strerror or why})" if e.item.creates
                        else f"{e.item.shown} holds the NEW content (putting it back failed: {why.strerror or why}; "
-                            f"its original is {e.original})" for e, why in failed)
+                            f"its original is {_where(e, e.original)})" for e, why in failed)
     kept = {e.item.shown for e, _ in failed}
     restored = [shown for shown in replaced if shown not in kept]
     also = f"; put back: {', '.join(restored)}" if restored else ""
@@ -336,40 +467,56 @@ def _cleanup(staged: list[_Staged]) -> list[str]:
     """Remove the temporary files and the originals no longer needed; what could not be removed."""
     left = []
     for entry in staged:
-        for path in (entry.temp, None if entry.keep else entry.original):
-            if path is None:
-                continue
-            try:
-                path.unlink(missing_ok=True)
-            except OSError as error:
-                left.append(f"{path} ({error.strerror or error})")
+        names = [n for n in (entry.temp, None if entry.keep else entry.original) if n is not None]
+        if not names:
+            continue
+        try:
+            with _own_files_folder(entry) as (fd, _):
+                for name in names:
+                    try:
+                        os.unlink(name, dir_fd=fd)
+                    except FileNotFoundError:
+                        pass
+                    except OSError as error:
+                        left.append(f"{_where(entry, name)} ({error.strerror or error})")
+        except OSError as error:
+            left.extend(f"{_where(entry, name)} ({error.strerror or error})" for name in names)
     return left
 
 
 def _sync_directories(staged: list[_Staged]) -> None:
-    for directory in sorted({e.item.target.parent for e in staged}):
-        try:
-            fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        except OSError:
+    done = set()
+    for entry in staged:
+        if entry.folder in done:
             continue
+        done.add(entry.folder)
         try:
-            os.fsync(fd)
+            with _own_files_folder(entry) as (fd, _):
+                os.fsync(fd)
         except OSError:
             pass
-        finally:
+
+
+def replace_all(items: Sequence[Replacement], warnings: list[str] | None = None) -> list[str]:
+    """Replace every item's target with its new bytes, or none; the leftovers that could not be removed.
+
+    Raises WriteRefused (exit 1: a file must not be changed, so none was; also a folder on the
+    way that is a symbolic link), WriteFailed (exit 2: the system refused a write; none was
+    changed), RestoreFailed (exit 1: a replacement failed and so did putting a file back; the
+    message says which file holds what) or WriteInterrupted (128 + the signal; none was changed).
+    `warnings` receives one line per replaced file whose other hard links keep the old content.
+    """
+    _FOLDER_PROBLEMS.clear()
+    _resolved.cache_clear()
+    handles: dict[tuple, int] = {}
+    try:
+        return _replace_checked(_checked(items, warnings if warnings is not None else [], handles))
+    finally:
+        for fd in handles.values():
             os.close(fd)
 
 
-def replace_all(items: Sequence[Replacement]) -> list[str]:
-    """Replace every item's target with its new bytes, or none; the leftovers that could not be removed.
-
-    Raises WriteRefused (exit 1: a file must not be changed, so none was), WriteFailed
-    (exit 2: the system refused a write; none was changed), RestoreFailed (exit 1: a
-    replacement failed and so did putting a file back; the message says which file
-    holds what) or WriteInterrupted (128 + the signal; none was changed).
-    """
-    _directory_problem.cache_clear()
-    staged = _checked(items)
+def _replace_checked(staged: list[_Staged]) -> list[str]:
     with deferred() as held:
         caught = held.received
         try:

@@ -2,9 +2,11 @@
 
 A `SourceTree` is anything that lists repository-relative POSIX paths and reads
 their bytes: a directory on disk here, a git commit in the git layer. Reading
-refuses to follow a symlink out of the tree, never opens anything but a regular
-file (a fifo would block, a device could act on being opened) and skips binary
-and oversized files with a reason. Writing is atomic (temp file + rename) and
+refuses to follow a symlink out of the tree, opens every folder below the root
+relative to its parent's handle without following a link (`open_folder`: git's
+index may list `pkgs/a.nix` while `pkgs` is now a link elsewhere), never opens
+anything but a regular file (a fifo would block, a device could act on being
+opened) and skips binary and oversized files with a reason. Writing is atomic (temp file + rename) and
 keeps the file's mode, owner and group; a new file gets the mode the umask gives.
 Replacing several files all or nothing is `pinshift.files.replace`.
 """
@@ -15,9 +17,10 @@ import errno
 import itertools
 import os
 import stat
+import secrets
 import struct
-import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
 
@@ -25,8 +28,9 @@ from pinshift.files.content import DEFAULT_MAX_BYTES, NulFile, SkippedFile, chec
 from pinshift.errors import UsageError
 
 __all__ = [
-    "DEFAULT_MAX_BYTES", "DirectoryTree", "NulFile", "SkippedFile", "SourceTree", "check_content", "display_path",
-    "file_kind", "inode_flags", "nix_files", "temp_beside", "write_atomic",
+    "DEFAULT_MAX_BYTES", "DirectoryTree", "LinkedFolder", "NulFile", "SkippedFile", "SourceTree", "check_content",
+    "display_path", "file_kind", "folder_of", "inode_flags", "nix_files", "open_folder", "read_inside", "temp_beside",
+    "write_atomic",
 ]
 
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a fifo"), (stat.S_ISSOCK, "a socket"),
@@ -36,6 +40,104 @@ _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a fifo"), (stat.S_ISSO
 def file_kind(mode: int) -> str:
     """What a non-regular file is, for messages: 'a fifo', 'a directory', ..."""
     return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+# --- folders opened one component at a time, never through a link -------------------------------------------
+
+_FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+FILE_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_NOCTTY | os.O_CLOEXEC
+
+
+class LinkedFolder(OSError):
+    """A folder below the root that is a symbolic link (or no folder at all): `where` names it."""
+
+    def __init__(self, where: str, what: str):
+        super().__init__(errno.ELOOP, f"{where} is {what}")
+        self.where, self.what = where, what
+
+
+def open_folder(root: Path, folder: str) -> int:
+    """A handle (fd) on `root`/`folder`, each component opened from its parent's handle with O_NOFOLLOW, from
+    `/` down: LinkedFolder when one is a symbolic link or not a folder, OSError when one is missing.
+
+    `root` must be a real path (no link in it: `DirectoryTree.root` is resolved once, when the tree is
+    made), so a folder swapped for a link later, the root itself included, is refused rather than
+    followed; `..` is refused like a link.
+    """
+    root = Path(os.path.abspath(root))
+    fd = os.open("/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    done: list[str] = []
+    steps = [(name, True) for name in root.parts[1:]]
+    steps += [(name, False) for name in folder.split("/") if name not in ("", ".")]
+    try:
+        for name, in_root in steps:
+            where = str(Path("/", *done, name)) if in_root else "/".join([*done[len(root.parts) - 1:], name])
+            if name == "..":
+                raise LinkedFolder(where, "outside the folder")
+            try:
+                child = os.open(name, _FOLDER_FLAGS, dir_fd=fd)
+            except OSError as error:
+                if error.errno not in (errno.ELOOP, errno.ENOTDIR):
+                    raise
+                info = os.lstat(name, dir_fd=fd)
+                raise LinkedFolder(where, "a symbolic link" if stat.S_ISLNK(info.st_mode)
+                                   else file_kind(info.st_mode)) from None
+            os.close(fd)
+            fd = child
+            done.append(name)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+@contextmanager
+def folder_of(root: Path, relative: str) -> Iterator[tuple[int, str]]:
+    """(handle on the folder holding `relative`, its last name), the folders opened by `open_folder`."""
+    folder, _, name = relative.rpartition("/")
+    fd = open_folder(root, folder)
+    try:
+        yield fd, name
+    finally:
+        os.close(fd)
+
+
+def _linked_reason(path: str, error: LinkedFolder) -> str:
+    if error.what == "a symbolic link":
+        return f"{path}: {error.where} is a symbolic link; pinshift does not follow a linked folder"
+    return f"{path}: {error.where} is {error.what}"
+
+
+def read_inside(root: Path, relative: str, limit: int) -> bytes:
+    """The bytes of the regular file `root`/`relative`, no link followed at any level below `root` (its folders
+    and the file itself), at most `limit` bytes; else SkippedFile saying why, as `relative: why`.
+
+    For the files pinshift reads from a repository's `.pinshift/` (recipes, step code): a symlink to
+    `/dev/zero`, a fifo or a file elsewhere is never opened. A non-regular file is judged by lstat
+    before it is opened; O_NONBLOCK keeps a fifo swapped in afterwards from blocking the open. `root`
+    itself is resolved first (the caller named it).
+    """
+    root = Path(os.path.realpath(root))
+    try:
+        with folder_of(root, relative) as (folder, name):
+            mode = os.lstat(name, dir_fd=folder).st_mode
+            if not stat.S_ISREG(mode):
+                raise SkippedFile(f"{relative}: {file_kind(mode)}, not a regular file")
+            fd = os.open(name, FILE_FLAGS, dir_fd=folder)
+    except LinkedFolder as error:
+        raise SkippedFile(_linked_reason(relative, error)) from None
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise SkippedFile(f"{relative}: a symlink, not a regular file") from None
+        raise SkippedFile(f"{relative}: cannot read ({error.strerror or error})") from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise SkippedFile(f"{relative}: {file_kind(info.st_mode)}, not a regular file")
+        data = handle.read(limit + 1) if info.st_size <= limit else b""
+        if info.st_size > limit or len(data) > limit:
+            raise SkippedFile(f"{relative}: larger than {limit} bytes")
+    return data
 
 
 class SourceTree(Protocol):
@@ -68,16 +170,29 @@ class DirectoryTree:
         return self._paths
 
     def resolve(self, path: str) -> Path:
-        """The real file behind `path`; SkippedFile when a symlink loops, dangles or leads out of the tree.
+        """The real file behind `path` (`root / real_relative(path)`); SkippedFile as `real_relative` says."""
+        return self.root / self.real_relative(path)
 
-        Listed paths never pass through a symlinked directory (git lists the link
-        itself, the walk does not follow links), so one lstat of the file decides.
+    def real_relative(self, path: str) -> str:
+        """`path`, or the file its symlink leads to, relative to the root; SkippedFile when a folder on the way is
+        a link (whatever git's index lists), or the symlink loops, dangles or leads out of the tree.
+
+        Each folder is opened without following a link (`open_folder`), so `pkgs/a.nix` is never read
+        or written through `pkgs -> /elsewhere`; the path returned passes through no link either.
         """
-        full = self.root / path
-        if not os.path.islink(full):
-            return full
         try:
-            real = Path(os.path.realpath(full, strict=True))
+            with folder_of(self.root, path) as (fd, name):
+                info = os.lstat(name, dir_fd=fd)
+        except LinkedFolder as error:
+            raise SkippedFile(f"{_linked_reason(path, error)}; skipped") from None
+        except FileNotFoundError:
+            return path  # gone: whoever opens it next says so
+        except OSError as error:
+            raise SkippedFile(f"{path}: cannot read ({error.strerror or error}); skipped") from None
+        if not stat.S_ISLNK(info.st_mode):
+            return path
+        try:
+            real = Path(os.path.realpath(self.root / path, strict=True))
         except OSError as error:
             if error.errno == errno.ELOOP:
                 raise SkippedFile(f"{path}: symlink loop; skipped") from None
@@ -86,7 +201,7 @@ class DirectoryTree:
             raise SkippedFile(f"{path}: cannot read ({error.strerror or error}); skipped") from None
         if not real.is_relative_to(self.root):
             raise SkippedFile(f"{path}: symlink to {real}, outside the repository; skipped")
-        return real
+        return real.relative_to(self.root).as_posix()
 
     def mode(self, path: str) -> str | None:
         """The git mode `path` would have: "120000" for a symlink, "100755" if executable, else "100644"."""
@@ -99,14 +214,18 @@ class DirectoryTree:
         return "100755" if info.st_mode & 0o111 else "100644"
 
     def read(self, path: str) -> bytes:
-        """The bytes of a regular file; anything else (fifo, socket, device, directory) is skipped unopened."""
-        real = self.resolve(path)
+        """The bytes of a regular file; anything else (fifo, socket, device, directory) is skipped unopened.
+
+        Opened from its folder's handle with O_NOFOLLOW (`folder_of`): a link swapped in anywhere on
+        the way after `real_relative` looked is refused, not followed."""
+        relative = self.real_relative(path)
         try:
-            mode = os.stat(real).st_mode
-            if not stat.S_ISREG(mode):
-                raise SkippedFile(f"{path}: {file_kind(mode)}, not a regular file; skipped")
-            # O_NONBLOCK: should a fifo take the file's place after the stat, opening it cannot hang
-            fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+            with folder_of(self.root, relative) as (folder, name):
+                mode = os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode
+                if not stat.S_ISREG(mode):
+                    raise SkippedFile(f"{path}: {file_kind(mode)}, not a regular file; skipped")
+                # O_NONBLOCK: should a fifo take the file's place after the stat, opening it cannot hang
+                fd = os.open(name, FILE_FLAGS, dir_fd=folder)
             with os.fdopen(fd, "rb") as handle:
                 info = os.fstat(handle.fileno())
                 if not stat.S_ISREG(info.st_mode):
@@ -116,13 +235,26 @@ class DirectoryTree:
                         f"{path}: larger than {self.max_bytes} bytes; skipped (raise --max-bytes to include it)"
                     )
                 data = handle.read()
+        except LinkedFolder as error:
+            raise SkippedFile(f"{_linked_reason(path, error)}; skipped") from None
         except OSError as error:
+            if error.errno == errno.ELOOP:
+                raise SkippedFile(f"{path}: became a symbolic link while pinshift read it; skipped") from None
             raise SkippedFile(f"{path}: cannot read ({error.strerror or error}); skipped") from None
         check_content(path, data, self.max_bytes)
         return data
 
     def write(self, path: str, data: bytes) -> None:
-        write_atomic(self.resolve(path), data)
+        """Replace the file behind `path` atomically, in its folder's handle (no link followed on the way)."""
+        relative = self.real_relative(path)
+        with folder_of(self.root, relative) as (fd, name):
+            like = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            temp = temp_beside(self.root / relative, data, like, dir_fd=fd)
+            try:
+                os.replace(temp, name, src_dir_fd=fd, dst_dir_fd=fd)
+            except BaseException:
+                os.unlink(temp, dir_fd=fd)
+                raise
 
 
 def nix_files(paths: tuple[str, ...], max_bytes: int, listing: Listing | None = None) -> list[tuple[DirectoryTree, str]]:
@@ -159,16 +291,17 @@ _FS_IOC_GETFLAGS = (2 << 30) | (struct.calcsize("l") << 16) | (ord("f") << 8) | 
 _FLAGS = ((0x10, "immutable"), (0x20, "append-only"))  # FS_IMMUTABLE_FL, FS_APPEND_FL
 
 
-def inode_flags(path: Path) -> set[str]:
-    """The `chattr` flags of `path` that forbid replacing it: {'immutable', 'append-only'}.
+def inode_flags(path: Path | str, dir_fd: int | None = None) -> set[str]:
+    """The `chattr` flags of `path` (relative to the folder handle `dir_fd`, if given) that forbid replacing
+    it: {'immutable', 'append-only'}.
 
     Empty where the file system or platform has no such flags. Opens `path` read-only
-    without blocking; call it on a regular file or a directory only.
+    without blocking or following a link; call it on a regular file or a directory only.
     """
     try:
         import fcntl
 
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
     except (ImportError, OSError):
         return set()
     try:
@@ -189,48 +322,55 @@ def current_umask() -> int:
 
 
 def temp_beside(target: Path, data: bytes | Iterable[bytes], like: os.stat_result | None, durable: bool = True,
-                suffix: str = ".pinshift-new") -> Path:
+                suffix: str = ".pinshift-new", dir_fd: int | None = None) -> Path:
     """A new file holding `data` in `target`'s directory, ready to be renamed over it.
 
-    It gets the mode, owner and group of `like` (the file it replaces), or, for a new
-    file, the mode any program creating a file gets (0666 less the umask). Raises
-    OSError (with no temp file left) when it cannot be written.
+    With `dir_fd` (a handle on the folder, from `folder_of`), it is made in that folder and the
+    name returned is relative to it. It gets the mode, owner and group of `like` (the file it
+    replaces), or, for a new file, the mode any program creating a file gets (0666 less the
+    umask). Raises OSError (with no temp file left) when it cannot be written.
     """
-    fd, temp = _create_beside(target, suffix)
+    fd, temp = _create_beside(target, suffix, dir_fd)
     try:
         with os.fdopen(fd, "wb") as handle:
             for piece in (data,) if isinstance(data, bytes) else data:  # bytes, or pieces written as they come
                 handle.write(piece)
+            handle.flush()
             if durable:
-                handle.flush()
                 os.fsync(handle.fileno())
-        if like is None:
-            os.chmod(temp, 0o666 & ~current_umask())
-        else:
-            own = os.stat(temp)
-            if (own.st_uid, own.st_gid) != (like.st_uid, like.st_gid):
-                os.chown(temp, like.st_uid, like.st_gid)  # before chmod: chown clears set-id bits
-            os.chmod(temp, stat.S_IMODE(like.st_mode))
+            if like is None:
+                os.fchmod(handle.fileno(), 0o666 & ~current_umask())
+            else:
+                own = os.fstat(handle.fileno())
+                if (own.st_uid, own.st_gid) != (like.st_uid, like.st_gid):
+                    os.fchown(handle.fileno(), like.st_uid, like.st_gid)  # before chmod: chown clears set-id bits
+                os.fchmod(handle.fileno(), stat.S_IMODE(like.st_mode))
     except BaseException:
-        temp.unlink(missing_ok=True)
+        try:
+            os.unlink(temp, dir_fd=dir_fd)
+        except OSError:
+            pass
         raise
     return temp
 
 
 _TEMP_NUMBERS = itertools.count()
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-def _create_beside(target: Path, suffix: str) -> tuple[int, Path]:
-    """A new, empty, exclusively created file `.NAME.<pid>-<n><suffix>` beside `target` (mkstemp's name if taken).
+def _create_beside(target: Path, suffix: str, dir_fd: int | None) -> tuple[int, Path]:
+    """A new, empty, exclusively created file `.NAME.<pid>-<n><suffix>` beside `target` (a random name if taken).
 
-    A counter instead of mkstemp's random names: thousands of files are prepared per run.
+    A counter instead of random names: thousands of files are prepared per run.
     """
-    name = target.parent / f".{target.name}.{os.getpid()}-{next(_TEMP_NUMBERS)}{suffix}"
-    try:
-        return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600), name
-    except FileExistsError:
-        fd, other = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix, dir=target.parent)
-        return fd, Path(other)
+    folder = Path() if dir_fd is not None else target.parent
+    name = folder / f".{target.name}.{os.getpid()}-{next(_TEMP_NUMBERS)}{suffix}"
+    for _ in range(100):
+        try:
+            return os.open(name, _NEW_FILE, 0o600, dir_fd=dir_fd), name
+        except FileExistsError:
+            name = folder / f".{target.name}.{secrets.token_hex(6)}{suffix}"
+    raise FileExistsError(errno.EEXIST, "no free temporary name", str(name))
 
 
 def write_atomic(target: Path, data: bytes | Iterable[bytes], durable: bool = True) -> None:

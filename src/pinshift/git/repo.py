@@ -24,11 +24,34 @@ ZERO = "0" * 40
 LOCK_SUFFIX = ".lock"  # git writes `<ref>.lock` beside a loose ref before renaming it into place
 
 
+_DUBIOUS = "detected dubious ownership in repository at '"
+
+
+def refused_by_owner(stderr: str | bytes | None) -> GitError | None:
+    """git's refusal of a repository another user owns (its `safe.directory` check), as one line saying how
+    the user allows it; None for any other failure. pinshift never sets safe.directory itself."""
+    text = stderr.decode("utf-8", "replace") if isinstance(stderr, bytes) else (stderr or "")
+    start = text.find(_DUBIOUS)
+    if start < 0:
+        return None
+    path = text[start + len(_DUBIOUS):].split("'", 1)[0]
+    import shlex
+
+    return GitError(f"{path}: git refuses to work in a repository owned by another user; if you trust it, allow it "
+                    f"with `git config --global --add safe.directory {shlex.quote(path)}` and run pinshift again")
+
+
+def _checked_git(error) -> Exception:
+    """The error to raise for a failed git command: the ownership refusal as one line, else the command's error."""
+    return refused_by_owner(getattr(error, "stderr", None)) or error
+
+
 def listed_files(directory: Path) -> list[str] | None:
     """Files under `directory` that git tracks or would track (honouring .gitignore), relative to it.
 
     Returns None when `directory` is not inside a git work tree, so callers can fall back
-    to walking the file system.
+    to walking the file system. GitError for a `.git` directory (there is no work tree to list)
+    and for a repository git refuses to work in (another user's: `refused_by_owner`).
     """
     import git
 
@@ -38,8 +61,14 @@ def listed_files(directory: Path) -> list[str] | None:
         return None
     if repo.bare or repo.working_tree_dir is None:
         return None
+    if Path(directory).resolve().is_relative_to(Path(repo.git_dir).resolve()):
+        raise GitError(f"{directory}: inside the repository's .git directory, which holds git's own files; run "
+                       f"pinshift in the work tree ({repo.working_tree_dir})")
     # Run in `directory` itself so the paths come out relative to it.
-    output = git.Git(str(directory)).ls_files("-z", "--cached", "--others", "--exclude-standard")
+    try:
+        output = git.Git(str(directory)).ls_files("-z", "--cached", "--others", "--exclude-standard")
+    except git.GitCommandError as error:
+        raise _checked_git(error) from None
     return sorted({p for p in output.split("\0") if p})
 
 
@@ -263,9 +292,19 @@ class Repository:
         if os.path.exists(os.path.join(repo.common_dir, "shallow")):
             raise GitError(f"{repo.working_tree_dir}: is a shallow clone; fetch the full history first "
                            "(git fetch --unshallow)")
-        if not repo.git.rev_parse("--all"):
+        if not cls._commits(repo):
             raise GitError(f"{repo.working_tree_dir}: has no commits yet; commit your recipes first")
         return cls(repo)
+
+    @staticmethod
+    def _commits(repo) -> str:
+        """`git rev-parse --all`: the first git command run on opening; the ownership refusal as one line."""
+        import git
+
+        try:
+            return repo.git.rev_parse("--all")
+        except git.GitCommandError as error:
+            raise _checked_git(error) from None
 
     @classmethod
     def open_to_read(cls, directory: Path, what: str) -> Repository:
@@ -281,7 +320,7 @@ class Repository:
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
             raise GitError(f"{what}: {directory} is not a git repository; give a local clone of the "
                            "repository") from None
-        if not repo.git.rev_parse("--all"):
+        if not cls._commits(repo):
             raise GitError(f"{what}: {repo.working_tree_dir or repo.git_dir} has no commits yet")
         return cls(repo)
 
@@ -685,10 +724,14 @@ class CloneReader:
     @classmethod
     def open(cls, directory: Path) -> "CloneReader | None":
         """The clone at `directory` (its top or any directory in it), None when it is not a git repository."""
-        output = _git_output(["-C", str(directory), "rev-parse", "--path-format=absolute", "--git-common-dir"])
-        if output is None:
+        done = subprocess.run(["git", "-C", str(directory), "rev-parse", "--path-format=absolute", "--git-common-dir"],
+                              capture_output=True)
+        if done.returncode != 0:
+            refused = refused_by_owner(done.stderr)
+            if refused is not None:
+                raise refused
             return None
-        return cls(Path(directory), Path(output.decode().strip()))
+        return cls(Path(directory), Path(done.stdout.decode().strip()))
 
     def shallow(self) -> bool:
         return (self.common_dir / "shallow").exists()

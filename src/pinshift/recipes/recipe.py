@@ -17,12 +17,20 @@ A recipe is data a reviewer can read (see docs/recipes.md):
 
 Lookup order for a name: the repository's `.pinshift/recipes/NAME.toml`, then the
 recipes bundled with pinshift. A path to a `.toml` file is loaded as it is.
+
+A repository's recipe is read only from a regular file inside it, reached without following a link
+at any level (`.pinshift`, `.pinshift/recipes` or the file itself), of at most 1 MiB
+(`RECIPE_LIMIT`): a link to `/dev/zero`, a fifo or a file elsewhere is never opened. Named by
+`migrate NAME`, such a file is refused in one line; `pinshift recipes` lists the others and skips
+it with one note. A `.toml` path the user names may be a link (the user chose it), but must be a
+regular file within the same limit.
 """
 
 from __future__ import annotations
 
 # Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
 
+import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -148,19 +156,59 @@ def _bases(data: Mapping[str, Any], source: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def load_recipe_file(path: Path, label: str | None = None) -> Recipe:
-    label = label or str(path)
+RECIPE_LIMIT = 1 << 20  # 1 MiB: a recipe is a page of TOML
+_ONLY_REGULAR = "a repository's recipes are read only from regular files of at most 1 MiB inside it, never through a link"
+
+
+def _named_file_bytes(path: Path, label: str) -> bytes:
+    """The bytes of a recipe file the user named: a regular file (a link to one is the user's choice), <= 1 MiB."""
+    import os
+    import stat
+
+    from pinshift.files.tree import file_kind
+
     try:
-        text = path.read_bytes().decode("utf-8")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except OSError as error:
         raise RecipeError(f"{label}: cannot read ({error.strerror or error})") from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise RecipeError(f"{label}: {file_kind(info.st_mode)}, not a regular file; a recipe is a TOML file")
+        data = handle.read(RECIPE_LIMIT + 1)
+    if len(data) > RECIPE_LIMIT:
+        raise RecipeError(f"{label}: larger than {RECIPE_LIMIT} bytes; a recipe is at most 1 MiB of TOML")
+    return data
+
+
+def _repository_bytes(root: Path, relative: str) -> bytes:
+    """The bytes of a repository's recipe, as `read_inside` reads them; RecipeError saying why not."""
+    from pinshift.files.tree import SkippedFile, read_inside
+
+    try:
+        return read_inside(root, relative, RECIPE_LIMIT)
+    except SkippedFile as reason:
+        raise RecipeError(f"{reason}; {_ONLY_REGULAR}") from None
+
+
+def load_recipe_file(path: Path, label: str | None = None, root: Path | None = None) -> Recipe:
+    """The recipe in `path`; with `root` (the repository), `path` is below it and read as `read_inside` reads."""
+    label = label or str(path)
+    data = _repository_bytes(root, path.relative_to(root).as_posix()) if root is not None \
+        else _named_file_bytes(path, label)
+    return _parse_bytes(data, label)
+
+
+def _parse_bytes(data: bytes, label: str) -> Recipe:
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise RecipeError(f"{label}: not UTF-8 text") from None
     try:
-        data = tomllib.loads(text)
+        parsed = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise RecipeError(f"{label}: invalid TOML: {error}") from None
-    return parse_recipe(data, label)
+    return parse_recipe(parsed, label)
 
 
 def _bundled_dir():
@@ -174,12 +222,21 @@ def _bundled_dir():
     return Path(next(iter(pinshift.bundled_recipes.__path__)))
 
 
-def list_recipes(repo_root: Path | None = None) -> list[tuple[str, str, str]]:
-    """(name, origin, description) of every recipe, repository recipes first and shadowing bundled ones."""
+def list_recipes(repo_root: Path | None = None, notes: list[str] | None = None) -> list[tuple[str, str, str]]:
+    """(name, origin, description) of every recipe, repository recipes first and shadowing bundled ones.
+
+    A repository recipe that is no regular file inside it (a link, a fifo, over 1 MiB) is left out
+    with one line in `notes`; invalid TOML in a regular one is still an error."""
     found: dict[str, tuple[str, str, str]] = {}
     if repo_root is not None and (repo_root / ".pinshift" / "recipes").is_dir():
         for path in sorted((repo_root / ".pinshift" / "recipes").glob("*.toml")):
-            recipe = load_recipe_file(path, str(path.relative_to(repo_root)))
+            try:
+                data = _repository_bytes(repo_root, path.relative_to(repo_root).as_posix())
+            except RecipeError as reason:
+                if notes is not None:
+                    notes.append(f"skipped {reason}")
+                continue
+            recipe = _parse_bytes(data, str(path.relative_to(repo_root)))
             found.setdefault(path.stem, (path.stem, f".pinshift/recipes/{path.name}", recipe.description))
     for entry in sorted(_bundled_dir().iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".toml"):
@@ -194,13 +251,13 @@ def find_recipe(name: str, repo_root: Path | None = None) -> Recipe:
     """A recipe by name (repository first, then bundled) or by path to a .toml file."""
     if name.endswith(".toml") or "/" in name:
         path = Path(name)
-        if not path.is_file():
+        if not path.exists():
             raise UsageError(f"recipe file {name} does not exist")
         return load_recipe_file(path)
     if repo_root is not None:
         local = repo_root / ".pinshift" / "recipes" / f"{name}.toml"
-        if local.is_file():
-            return load_recipe_file(local, f".pinshift/recipes/{name}.toml")
+        if os.path.lexists(local):
+            return load_recipe_file(local, f".pinshift/recipes/{name}.toml", repo_root)
     bundled = _bundled_dir() / f"{name}.toml"
     if bundled.is_file():
         return parse_recipe(tomllib.loads(bundled.read_text("utf-8")), f"recipes/{name}.toml")

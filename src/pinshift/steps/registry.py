@@ -101,7 +101,8 @@ class StepKinds:
                 directories.append(own)
         for directory in directories:
             found: dict[str, list[StepScript]] = {}
-            for script in find_scripts(directory):
+            below = repo_root if repo_root is not None and directory == repo_root / REPOSITORY_MIGRATIONS else None
+            for script in find_scripts(directory, below):
                 if script.kind in self.bundled:
                     self.shadowed.append(script)
                 elif script.kind not in self.scripts:

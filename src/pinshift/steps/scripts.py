@@ -16,6 +16,11 @@ Which file defines which kind, without importing it:
   name, the way the bundled kinds are named: `foo_bar.py` is kind `foo-bar`.
 
 After an import the module's `NAME` must be the name found statically, or the load is refused.
+
+A script is run from its source only: its bytes are read once (a regular file below its directory,
+never through a link, at most 1 MiB: `pinshift.files.tree.read_inside`), compiled with `compile()`
+and executed in a fresh module. No `__pycache__` is consulted (a committed `.pyc` compiled from other
+source never runs in place of the `.py` the user read and consented to) and none is written.
 """
 
 from __future__ import annotations
@@ -23,7 +28,6 @@ from __future__ import annotations
 import ast
 import contextlib
 import hashlib
-import importlib.util
 import os
 import re
 import sys
@@ -35,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from pinshift.errors import PinshiftError, StepScriptError
+from pinshift.files.tree import SkippedFile, read_inside
 
 STATIC_READ_LIMIT = 1 << 20  # larger files are known by their file name only
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
@@ -48,6 +53,22 @@ class StepScript:
     path: Path
     summary: str  # the first line of its docstring
     named_by: str  # "NAME" (a literal assignment) or "file name"
+    root: Path | None = None  # no link is followed below it (the repository); None: the script's directory
+
+    def source(self) -> bytes:
+        """The file's bytes, read as `read_inside` reads (a regular file, no link, at most 1 MiB); StepScriptError."""
+        root, relative = _place(self.path, self.root)
+        try:
+            return read_inside(root, relative, STATIC_READ_LIMIT)
+        except SkippedFile as reason:
+            raise StepScriptError(f"{root / str(reason)}; pinshift runs step code only from a regular file of at "
+                                  "most 1 MiB, never through a link") from None
+
+
+def _place(path: Path, root: Path | None) -> tuple[Path, str]:
+    if root is not None and path.is_relative_to(root):
+        return root, path.relative_to(root).as_posix()
+    return path.parent, path.name
 
 
 def kind_from_file_name(path: Path) -> str:
@@ -55,13 +76,11 @@ def kind_from_file_name(path: Path) -> str:
     return path.stem.replace("_", "-")
 
 
-def _static_facts(path: Path) -> tuple[str | None, str]:
+def _static_facts(path: Path, root: Path | None) -> tuple[str | None, str]:
     """(the literal of a top-level `NAME = "..."` or None, the docstring's first line), read without executing."""
     try:
-        if path.stat().st_size > STATIC_READ_LIMIT:
-            return None, ""
-        tree = ast.parse(path.read_bytes(), filename=str(path))
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = ast.parse(read_inside(*_place(path, root), STATIC_READ_LIMIT), filename=str(path))
+    except (SkippedFile, SyntaxError, ValueError, RecursionError, MemoryError):
         return None, ""
     name = None
     for node in tree.body:
@@ -77,14 +96,16 @@ def _static_facts(path: Path) -> tuple[str | None, str]:
     return name, (doc.strip().splitlines() or [""])[0]
 
 
-def find_scripts(directory: Path) -> list[StepScript]:
-    """The step scripts of `directory`, in file-name order (see the module docstring for the rule)."""
+def find_scripts(directory: Path, root: Path | None = None) -> list[StepScript]:
+    """The step scripts of `directory`, in file-name order (see the module docstring for the rule); `root`: the
+    folder below which no link is followed when they are read (the repository's root)."""
     found = []
     for path in sorted(directory.glob("*.py")):
-        if path.name.startswith("_") or not path.is_file():
-            continue
-        name, summary = _static_facts(path)
-        found.append(StepScript(name or kind_from_file_name(path), path, summary, "NAME" if name else "file name"))
+        if path.name.startswith("_") or (path.is_dir() and not path.is_symlink()):
+            continue  # a link, a fifo... are listed, so that loading one is refused with the reason (StepScript.source)
+        name, summary = _static_facts(path, root)
+        found.append(StepScript(name or kind_from_file_name(path), path, summary, "NAME" if name else "file name",
+                                root))
     return found
 
 
@@ -168,17 +189,20 @@ def _failure(error: BaseException, message: str) -> StepScriptError:
 
 
 def import_script(script: StepScript) -> types.ModuleType:
-    """Execute a step script as a module (the caller has checked consent); errors name the file."""
+    """Execute a step script as a module (the caller has checked consent); errors name the file.
+
+    From source only: the `.py` bytes read here are what is compiled and run (never a `.pyc` from a
+    `__pycache__` beside it, and none is written there)."""
+    source = script.source()
     digest = hashlib.sha1(str(script.path.resolve()).encode()).hexdigest()[:8]
     module_name = f"pinshift_user_step_{script.path.stem}_{digest}"
-    spec = importlib.util.spec_from_file_location(module_name, script.path)
-    if spec is None or spec.loader is None:
-        raise StepScriptError(f"{script.path}: cannot load step script: not a Python source file")
-    module = importlib.util.module_from_spec(spec)
+    module = types.ModuleType(module_name)
+    module.__file__ = str(script.path)
     sys.modules[module_name] = module  # dataclasses and typing look the module up by name; pickle too
     try:
         with script_call(script.path, script.kind, "loading"):
-            spec.loader.exec_module(module)
+            code = compile(source, str(script.path), "exec", dont_inherit=True)
+            exec(code, module.__dict__)  # noqa: S102 - consented repository code, the point of this function
     except BaseException:
         sys.modules.pop(module_name, None)
         raise

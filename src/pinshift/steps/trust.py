@@ -15,6 +15,14 @@ The config file is `$XDG_CONFIG_HOME/pinshift/config.toml` (default `~/.config/p
 Entries are absolute paths of repository roots (`~` is expanded); a repository is trusted when
 its root, with symbolic links resolved, is one of them. Trust is by path, not by content: a
 trusted repository's step kinds run as they are when a recipe needs them.
+
+Whoever can write the config decides what runs, so it is used only when this user alone can
+change it (`check_private`): the file and its folder (and, for a config that is a symbolic link,
+the file it leads to and that file's folder) belong to this user or root and are writable by
+neither group nor others. Anything else is refused in one line that says why and how to fix it
+(`chmod go-w PATH`). `pinshift trust` makes a new folder 0700 and a new file 0600. A config that is
+a symbolic link (a dotfiles checkout) stays one: the file it leads to is replaced atomically in its
+own folder.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import stat
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,7 +60,34 @@ def _same_place(path: Path) -> str:
     return os.path.realpath(os.path.expanduser(str(path)))
 
 
+def _private(path: Path, what: str) -> None:
+    """UsageError unless `path` (followed) belongs to this user or root and neither group nor others can write it."""
+    try:
+        info = os.stat(path)
+    except OSError as error:
+        raise UsageError(f"{path}: cannot check the pinshift {what} ({error.strerror or error})") from None
+    mode = stat.S_IMODE(info.st_mode)
+    if info.st_uid not in (os.geteuid(), 0):
+        raise UsageError(f"{path}: the pinshift {what} belongs to uid {info.st_uid}, not to you (uid {os.geteuid()}), "
+                         f"so the trust list is not used; make it yours (chown) or remove it")
+    if mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise UsageError(f"{path}: the pinshift {what} is writable by {'others' if mode & stat.S_IWOTH else 'its group'}"
+                         f" (mode {mode:04o}), so the trust list is not used; run `chmod go-w {shlex.quote(str(path))}`")
+
+
+def check_private(path: Path) -> None:
+    """UsageError (one line: why, and the chmod that fixes it) unless only this user can change the config `path`:
+    the file and its folder, and for a symbolic link the file it leads to and that file's folder."""
+    _private(path.parent, "config's folder")
+    _private(path, "config")
+    if path.is_symlink():
+        _private(Path(os.path.realpath(path)).parent, "config's folder")
+
+
 def _read_config(path: Path) -> dict:
+    if not os.path.exists(path):
+        return {}
+    check_private(path)
     try:
         text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
@@ -113,7 +149,10 @@ def _edit_trusted(root: Path, add: bool, path: Path | None = None) -> bool:
     from pinshift.files.tree import write_atomic
 
     path = path or config_path()
-    trusted_paths(path)  # refuse to rewrite a file we cannot read
+    written = _written_file(path)
+    trusted_paths(path)  # refuse to rewrite a file we cannot read, or one others could change
+    if written.parent.is_dir():
+        _private(written.parent, "config's folder")
     try:
         document = tomlkit.parse(path.read_text("utf-8"))
     except FileNotFoundError:
@@ -133,11 +172,26 @@ def _edit_trusted(root: Path, add: bool, path: Path | None = None) -> bool:
         for index in reversed(matching):
             del entries[index]
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, tomlkit.dumps(document).encode("utf-8"))
+        if not path.parent.is_dir():
+            path.parent.mkdir(mode=0o700, parents=True)
+        new = not os.path.lexists(written)
+        write_atomic(written, tomlkit.dumps(document).encode("utf-8"))
+        if new:
+            os.chmod(written, 0o600)
     except OSError as error:
-        raise UsageError(f"{path}: cannot write the pinshift config ({error.strerror or error})") from None
+        raise UsageError(f"{written}: cannot write the pinshift config ({error.strerror or error})") from None
     return True
+
+
+def _written_file(path: Path) -> Path:
+    """The file `pinshift trust` replaces: `path`, or for a symbolic link the file it leads to (which stays linked)."""
+    if not path.is_symlink():
+        return path
+    target = Path(os.path.realpath(path))
+    if not target.is_file():
+        raise UsageError(f"{path} is a symbolic link to {target}, which is not a file; pinshift will not replace the "
+                         f"link: create {target} or remove the link")
+    return target
 
 
 def trust(root: Path, path: Path | None = None) -> bool:
