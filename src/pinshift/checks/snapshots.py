@@ -18,7 +18,6 @@ link, so nothing is ever written outside the snapshot's folder.
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
