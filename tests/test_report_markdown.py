@@ -134,7 +134,7 @@ def test_each_group_shows_one_diff_and_lists_its_files(fixture_plan, demo_plan):
 def test_refused_and_skipped_files_are_listed(fixture_plan):
     text = render_markdown(fixture_plan)
     assert "- **refused** (step 1): .flox/pkgs/broken.nix:1:1: syntax error" in text
-    assert "- **skipped** (step 2): .flox/pkgs/blob.nix: binary file (NUL byte); skipped" in text
+    assert "- **skipped** (step 2): .flox/pkgs/blob.nix: binary file \\(NUL byte\\); skipped" in text
 
 
 def _edited(path: str, number: int, lines: int, language: str = "nix") -> FileChange:
@@ -160,7 +160,7 @@ def test_documentation_diffs_come_first_and_are_left_out_last():
     plan = _sized_plan()
     full = render_markdown(plan, limit=10**9)
     headings = diff_headings(full)
-    assert headings[0].startswith("Step 2: <code>README.md</code>")  # documentation first, though step 2
+    assert headings[0].startswith("Step 2: `README.md`")  # documentation first, though step 2
     assert len(headings) == 4 and "_Left out" not in full
     readme_diff = full[full.index("```diff\n--- a/README.md"):]
     readme_diff = readme_diff[: readme_diff.index("```\n", 8) + 4]
@@ -203,5 +203,5 @@ def test_nothing_to_change_and_positionless_warnings():
     change = FileChange("a.nix", Outcome.UNCHANGED, warnings=[Warning("a.nix", 0, 0, "look <here>")])
     text = render_markdown(Plan("r", [StepPlan(1, 1, "k", "t", {}, files=[change])]), link_base=LINK)
     assert "Nothing to change." in text
-    assert "- `a.nix`: look &lt;here&gt; (step 1)" in text
+    assert "- `a.nix`: look \\<here\\> (step 1)" in text
     assert "<details>" not in text

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from pinshift.report import DEFAULT_MARKDOWN_LIMIT, check_markdown_limit
 from pinshift.report.display import printable
 
 NO_NIX = ("pinshift diff evaluates recipes with nix-instantiate, which is not on PATH: install Nix (Debian: "
@@ -23,7 +24,10 @@ NO_NIX = ("pinshift diff evaluates recipes with nix-instantiate, which is not on
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True)
 @click.option("--output", type=click.Path(dir_okay=False), default=None, help="Write the report to FILE instead of stdout.")
 @click.option("--verbose", "-v", is_flag=True, help="List every recipe of each group (text; Markdown and JSON always do).")
-def diff(base, target, paths, repo, fmt, output, verbose) -> None:
+@click.option("--markdown-limit", type=int, default=DEFAULT_MARKDOWN_LIMIT, metavar="CHARS", show_default=True,
+              callback=check_markdown_limit, help="Longest Markdown report; recipe lists, then groups of recipes "
+                                                  "are left out to fit, and the report says how many.")
+def diff(base, target, paths, repo, fmt, output, verbose, markdown_limit) -> None:
     """Evaluate the recipes of BASE and TARGET (read from git, nothing checked out) against pinshift's stand-in
     nixpkgs, offline, and show what each builds differently: same, changed (each attribute, before → after),
     broken (evaluated on BASE, fails on TARGET), fixed, failing (on both), added, removed. PATHS (paths,
@@ -43,7 +47,7 @@ def diff(base, target, paths, repo, fmt, output, verbose) -> None:
     repository = Repository.open_to_read(repo, f"--repo {repo}")
     result = diff_commits(repository, base, target, paths, nix,
                           note=lambda line: click.echo(printable(line), err=True))
-    text = render(result, fmt, verbose)
+    text = render(result, fmt, verbose, markdown_limit)
     if output:
         from pinshift.files.tree import write_atomic
 

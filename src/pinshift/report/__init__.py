@@ -23,10 +23,11 @@ from pathlib import Path
 import click
 
 from pinshift.report.display import printable
+from pinshift.report.markdown_fit import LIMIT
 from pinshift.errors import UsageError
 from pinshift.planning.plan import Plan
 
-DEFAULT_MARKDOWN_LIMIT = 65_000  # GitHub rejects comments over 65,536 characters
+DEFAULT_MARKDOWN_LIMIT = LIMIT  # GitHub rejects comments over 65,536 characters
 _LIMIT_KEY = "pinshift.report.markdown_limit"
 _VERBOSE_KEY = "pinshift.report.verbose"
 
@@ -41,11 +42,16 @@ class ReportOptions:
     verbose: bool = False  # text: list every file of a group and every repeated warning, not one line per group
 
 
+def check_markdown_limit(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
+    """The --markdown-limit callback: at least 1000 characters."""
+    if value is not None and value < 1000:
+        raise click.BadParameter("must be at least 1000 characters")
+    return value
+
+
 def _remember_limit(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
     # Stored on the context rather than passed to the command, so commands keep their signatures.
-    if value is not None:
-        if value < 1000:
-            raise click.BadParameter("must be at least 1000 characters")
+    if check_markdown_limit(ctx, param, value) is not None:
         ctx.meta[_LIMIT_KEY] = value
     return value
 

@@ -17,6 +17,7 @@ import json
 import re
 from pathlib import Path
 
+from pinshift.languages.markdown_escape import cell, code, link, text as markdown_text
 from pinshift.report.display import printable
 from pinshift.report.totals import plural, short
 
@@ -55,14 +56,13 @@ def render_table(outcomes, dry_run: bool) -> str:
 
 
 def _markdown_table(outcomes, links: dict[str, str] | None = None) -> list[str]:
-    from pinshift.report.markdown import cell, code
-
     lines = ["| base | branch | result | files per step | files | warnings |", "|---|---|---|---|---|---|"]
     for o in outcomes:
-        branch = code(o.target or "?")
+        branch = code(o.target or "?", table=True)
         if links and o.target in links:
-            branch = f"[{branch}]({links[o.target]})"
-        lines.append(f"| {code(o.base)} | {branch} | {cell(_result(o))} | {cell(_steps(o))} | {o.files} | {o.warnings} |")
+            branch = link(branch, links[o.target])
+        lines.append(f"| {code(o.base, table=True)} | {branch} | {cell(_result(o))} | {cell(_steps(o))} | {o.files} "
+                     f"| {o.warnings} |")
     return lines
 
 
@@ -73,7 +73,7 @@ def _demoted(markdown: str) -> str:
 
 def render_markdown(outcomes, recipe: str, limit: int, link_base: str | None = None) -> str:
     """One document: the table, then a section per branch with its own report."""
-    from pinshift.report.markdown import code, render_markdown as branch_markdown
+    from pinshift.report.markdown import render_markdown as branch_markdown
 
     lines = [f"## pinshift fan-out: recipe {code(recipe)} onto {plural(len(outcomes), 'base')}", ""]
     lines += _markdown_table(outcomes) + [""]
@@ -83,7 +83,7 @@ def render_markdown(outcomes, recipe: str, limit: int, link_base: str | None = N
         if o.plan is not None:
             lines.append(_demoted(branch_markdown(o.plan, limit, link_base)).rstrip("\n"))
         else:
-            lines.append(f"Failed before planning: {printable(o.reason)}")
+            lines.append(f"Failed before planning: {markdown_text(o.reason)}")
         lines.append("")
     return "\n".join(lines)
 
@@ -154,8 +154,6 @@ def write_directory(outcomes, directory: Path, fmt: str, recipe: str, dry_run: b
     if fmt == "json":
         text = render_json(outcomes, recipe, dry_run)
     elif fmt == "markdown":
-        from pinshift.report.markdown import code
-
         text = "\n".join([f"## pinshift fan-out: recipe {code(recipe)}", ""] + _markdown_table(outcomes, links)) + "\n"
     else:
         text = render_table(outcomes, dry_run)

@@ -1,0 +1,98 @@
+"""Values from a commit, written into Markdown so that they render as the characters they are, never as markup.
+
+A commit message, a path, a branch name, a step title, a Nix error message: anyone who can open a pull
+request writes them, and the report is a pull-request comment. Every Markdown output of pinshift puts
+such a value in through one of these functions:
+
+- `code(value)`: an inline code span whose backtick run is longer than any run inside (CommonMark), with a
+  space on each side when the value starts or ends with a backtick; `table=True` also escapes `|` (GFM
+  splits table cells before it reads code spans, and shows `\\|` as `|`).
+- `fence(body)`: the fence for a code block, longer than any run of backticks or tildes inside.
+- `text(value)`: prose outside code. Every character that can start markup (`\\ ` * _ [ ] ( ) ! < > # | ~
+  & $`, and `-`, `+`, `=` or `1.` at the start of the value) gets a backslash, so no emphasis, link, image,
+  HTML tag, entity, heading, list, table cell, strikethrough or math can start; `@` and the `://` of a URL
+  get an invisible word joiner (U+2060) after them (and `www.`), so GitHub neither notifies `@team` nor
+  links `http://…`.
+- `html_text(value)`: the same value inside a raw HTML block (`<details><summary>…`), where Markdown is
+  not read: HTML-escaped, `@` and `://` joined as above.
+- `link(label, url)`: a link whose destination is percent-encoded (a path with `)` or a space cannot end it).
+
+Every function first shows control characters and bytes that are not UTF-8 as escapes
+(pinshift.languages.display.printable), so a value stays on its line.
+
+Examples:
+    >>> code("a `` b")
+    '```a `` b```'
+    >>> code("``x")
+    '``` ``x ```'
+    >>> text("![img](http://e/x.png) **b** @team")
+    '\\\\!\\\\[img\\\\]\\\\(http:\\u2060//e/x.png\\\\) \\\\*\\\\*b\\\\*\\\\* @\\u2060team'
+    >>> fence("```\\n~~~~")
+    '`````'
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from urllib.parse import quote
+
+from pinshift.languages.display import printable
+
+JOINER = "\u2060"  # WORD JOINER: invisible, breaks `@name` mentions and `scheme://` autolinks
+_PUNCTUATION = re.compile(r"([\\`*_\[\]()!<>#|~&$]|^[-+=])")
+_LIST_START = re.compile(r"^([0-9]+)\.")  # `1.` starting a value would start a list (`1)`: `)` is escaped)
+_MENTION = re.compile(r"@(?=\S)")
+_SCHEME = re.compile(r"(:)(?=//)|(?<!\w)(www)(?=\.)", re.I)
+_BACKTICKS = re.compile(r"`+")
+_FENCE_RUNS = re.compile(r"`+|~+")
+
+
+def _joined(value: str) -> str:
+    """`@`, the `:` of `://` and a `www` before `.` followed by the word joiner."""
+    return _SCHEME.sub(lambda m: (m.group(1) or m.group(2)) + JOINER, _MENTION.sub("@" + JOINER, value))
+
+
+def text(value: str) -> str:
+    """`value` as literal prose: Markdown punctuation backslash-escaped, mentions and autolinks broken."""
+    escaped = _LIST_START.sub(r"\1\\.", _PUNCTUATION.sub(r"\\\1", printable(value)))
+    return _joined(escaped)
+
+
+def cell(value: str) -> str:
+    """`value` as literal text in one table cell: `text`, with runs of white space made one space."""
+    return text(" ".join(printable(value).split()))
+
+
+def code(value: str, table: bool = False) -> str:
+    """An inline code span holding `value` verbatim, whatever backticks it holds; `table`: `|` escaped too."""
+    value = printable(value)
+    longest = max((len(run) for run in _BACKTICKS.findall(value)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if value.startswith("`") or value.endswith("`") or (
+        value.startswith(" ") and value.endswith(" ") and value.strip(" ")) else ""
+    if table:
+        value = value.replace("|", "\\|")
+    return f"{ticks}{pad}{value}{pad}{ticks}"
+
+
+def fence(body: str, least: int = 3) -> str:
+    """The backtick fence for a code block holding `body`: longer than any backtick or tilde run inside."""
+    longest = max((len(run) for run in _FENCE_RUNS.findall(body)), default=0)
+    return "`" * max(least, longest + 1)
+
+
+def html_text(value: str) -> str:
+    """`value` inside raw HTML (a `<details>` block, where Markdown is not read): escaped, mentions broken."""
+    return _joined(html.escape(printable(value), quote=True))
+
+
+def html_code(value: str) -> str:
+    """`<code>value</code>` for raw HTML blocks."""
+    return f"<code>{html_text(value)}</code>"
+
+
+def link(label: str, url: str) -> str:
+    """`[label](url)`: `label` is Markdown already escaped (e.g. a `code` span); `url` is percent-encoded
+    except for the characters a URL needs (`:/#?=&%@`), so no value in it can end the link."""
+    return f"[{label}]({quote(url, safe=':/#?=&%@~+,;')})"
