@@ -134,7 +134,7 @@ def test_each_group_shows_one_diff_and_lists_its_files(fixture_plan, demo_plan):
 def test_refused_and_skipped_files_are_listed(fixture_plan):
     text = render_markdown(fixture_plan)
     assert "- **refused** (step 1): .flox/pkgs/broken.nix:1:1: syntax error" in text
-    assert "- **skipped** (step 2): .flox/pkgs/blob.nix: binary file \\(NUL byte\\); skipped" in text
+    assert "- **skipped** (step 2): .flox/pkgs/blob.nix: binary file (NUL byte); skipped" in text
 
 
 def _edited(path: str, number: int, lines: int, language: str = "nix") -> FileChange:

@@ -74,7 +74,7 @@ class Footnotes:
 
     def mark(self, text: str) -> str:
         number = self.texts.setdefault(text, len(self.texts) + 1)
-        return f"{_MARK}{number}{_END}" if self.markdown else f"[{number}]"
+        return f"{_NOTE}{number}{_END}" if self.markdown else f"[{number}]"
 
     def lines(self) -> list[str]:
         if self.markdown:
@@ -249,8 +249,8 @@ def _pattern(value: str, text: bool, short: bool) -> str:
 
 # Markdown cells are put together from values read from commits with code spans and footnote marks between
 # these private-use characters, then escaped piece by piece (`_escaped`): a value never becomes markup.
-_CODE, _MARK, _END = "\ue000", "\ue001", "\ue002"
-_PIECES = re.compile(f"{_CODE}([^{_END}]*){_END}|{_MARK}([0-9]+){_END}")
+_CODE, _NOTE, _END = "\ue000", "\ue001", "\ue002"
+_PIECES = re.compile(f"{_CODE}([^{_END}]*){_END}|{_NOTE}([0-9]+){_END}")
 
 
 def _escaped(cell: str, table: bool = True) -> str:
@@ -258,11 +258,10 @@ def _escaped(cell: str, table: bool = True) -> str:
     out, at = [], 0
     for found in _PIECES.finditer(cell):
         text = cell[at:found.start()]
-        out.append(md_escape.cell(text) if table else md_escape.text(text))
+        out.append(md_escape.text(text))
         out.append(md_escape.code(found.group(1), table) if found.group(2) is None else f"[^{found.group(2)}]")
         at = found.end()
-    tail = cell[at:]
-    out.append(md_escape.cell(tail) if table else md_escape.text(tail))
+    out.append(md_escape.text(cell[at:]))
     return "".join(out)
 
 

@@ -36,7 +36,7 @@ def diff(base, target, paths, repo, fmt, output, verbose, markdown_limit) -> Non
     from pinshift.checks.evaluation import find_nix
     from pinshift.errors import UsageError
     from pinshift.git.repo import Repository
-    from pinshift.report import check_output_path
+    from pinshift.report import check_output_path, echo_report, write_report
     from pinshift.report.diff import count_line, render
 
     if output:
@@ -49,11 +49,9 @@ def diff(base, target, paths, repo, fmt, output, verbose, markdown_limit) -> Non
                           note=lambda line: click.echo(printable(line), err=True))
     text = render(result, fmt, verbose, markdown_limit)
     if output:
-        from pinshift.files.tree import write_atomic
-
-        write_atomic(Path(output), text.encode("utf-8"))
+        write_report(output, text)
         click.echo(printable(f"pinshift: {count_line(result.recipes)}; report written to {output}"), err=True)
     else:
-        click.echo(text, nl=False)
+        echo_report(text)
     if result.broken:
         raise click.exceptions.Exit(1)

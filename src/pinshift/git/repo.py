@@ -43,8 +43,16 @@ def listed_files(directory: Path) -> list[str] | None:
 
 
 def _first_line(error) -> str:
-    """The first meaningful line git printed for a failed command."""
-    text = (getattr(error, "stderr", "") or getattr(error, "stdout", "") or str(error)).strip()
+    """The first meaningful line git printed for a failed command (`error`: GitPython's error, or git's text)."""
+    if isinstance(error, bytes):
+        error = error.decode("utf-8", "replace")
+    if isinstance(error, str):
+        text = error
+    else:
+        text = getattr(error, "stderr", "") or getattr(error, "stdout", "") or str(error)
+        if isinstance(text, bytes):
+            text = text.decode("utf-8", "replace")
+    text = str(text).strip()
     lines = [line.strip().removeprefix("stderr: ").strip("'").strip() for line in text.splitlines()]
     lines = [line for line in lines if line and not line.startswith(("hint:", "Cmd('git')"))]
     return lines[0] if lines else "git failed"
@@ -270,12 +278,18 @@ class Repository:
         return sorted(found)
 
     def commit_of(self, name: str) -> str | None:
-        """The commit of a local branch, a remote-tracking branch or any commit-ish; None when none is."""
+        """The commit of a local branch, a remote-tracking branch or any commit-ish git's rev-parse reads
+        (`HEAD~2`, `v1^{commit}`, `:/message`, `@{u}`); None when none is.
+
+        The name is resolved first and peeled to a commit after: `:/msg^{commit}` would search for the message
+        `msg^{commit}`. Callers refuse a name that starts with `-` before this (never an option to git).
+        """
         import git
 
         for candidate in (f"refs/heads/{name}", f"refs/remotes/{name}", name):
             try:
-                return self.repo.git.rev_parse("--verify", "-q", "--end-of-options", f"{candidate}^{{commit}}")
+                found = self.repo.git.rev_parse("--verify", "-q", "--end-of-options", candidate)
+                return self.repo.git.rev_parse("--verify", "-q", "--end-of-options", f"{found}^{{commit}}")
             except git.GitCommandError:
                 continue
         return None

@@ -57,11 +57,16 @@ def printable(text: str, keep_newlines: bool = False, keep_final_cr: bool = Fals
     return _UNSAFE.sub(_escape, text)
 
 
-def visible_bytes(text: str) -> str:
-    """`text` with only the lone surrogates shown (`\\xff` for the byte 0xff of a name that is not UTF-8).
+def visible_bytes(text: str, json: bool = False) -> str:
+    """`text` with only the lone surrogates shown (`\\xff` for the byte 0xff of a name that is not UTF-8);
+    `json`: `text` is JSON, whose strings then read `\\xff` (the backslash written as JSON's `\\\\`).
 
     Examples:
         >>> visible_bytes("bad\\udcff.nix\\n")
         'bad\\\\xff.nix\\n'
+        >>> visible_bytes('"bad\\udcff.nix"', json=True)
+        '"bad\\\\\\\\xff.nix"'
     """
+    if json:
+        return _SURROGATE.sub(lambda match: "\\" + _escape(match), text)
     return _SURROGATE.sub(_escape, text)

@@ -8,10 +8,11 @@ such a value in through one of these functions:
   space on each side when the value starts or ends with a backtick; `table=True` also escapes `|` (GFM
   splits table cells before it reads code spans, and shows `\\|` as `|`).
 - `fence(body)`: the fence for a code block, longer than any run of backticks or tildes inside.
-- `text(value)`: prose outside code. Every character that can start markup (`\\ ` * _ [ ] ( ) ! < > # | ~
-  & $`, and `-`, `+`, `=` or `1.` at the start of the value) gets a backslash, so no emphasis, link, image,
+- `text(value)`: prose outside code. Every character that can start markup (`\\ ` * _ [ ] ! < > # | ~ &
+  $`, and a list marker, `=` or a rule at the start of the value) gets a backslash, so no emphasis, link, image,
   HTML tag, entity, heading, list, table cell, strikethrough or math can start; `@` and the `://` of a URL
-  get an invisible word joiner (U+2060) after them (and `www.`), so GitHub neither notifies `@team` nor
+  get an invisible word joiner (U+2060) after them (`@` when no letter
+  precedes it) (and `www.`), so GitHub neither notifies `@team` nor
   links `http://…`.
 - `html_text(value)`: the same value inside a raw HTML block (`<details><summary>…`), where Markdown is
   not read: HTML-escaped, `@` and `://` joined as above.
@@ -26,7 +27,7 @@ Examples:
     >>> code("``x")
     '``` ``x ```'
     >>> text("![img](http://e/x.png) **b** @team")
-    '\\\\!\\\\[img\\\\]\\\\(http:\\u2060//e/x.png\\\\) \\\\*\\\\*b\\\\*\\\\* @\\u2060team'
+    '\\\\!\\\\[img\\\\](http:\\u2060//e/x.png) \\\\*\\\\*b\\\\*\\\\* @\\u2060team'
     >>> fence("```\\n~~~~")
     '`````'
 """
@@ -40,9 +41,11 @@ from urllib.parse import quote
 from pinshift.languages.display import printable
 
 JOINER = "\u2060"  # WORD JOINER: invisible, breaks `@name` mentions and `scheme://` autolinks
-_PUNCTUATION = re.compile(r"([\\`*_\[\]()!<>#|~&$]|^[-+=])")
-_LIST_START = re.compile(r"^([0-9]+)\.")  # `1.` starting a value would start a list (`1)`: `)` is escaped)
-_MENTION = re.compile(r"@(?=\S)")
+# `(` and `)` stay: with `[`, `]` and `!` escaped no link can start, and `1)` is caught as a list marker
+# `_` between two letters or digits stays (`cuda12_9`): CommonMark never reads it as emphasis there
+_PUNCTUATION = re.compile(r"([\\`*\[\]!<>#|~&$]|_(?![^\W_])|(?<![^\W_])_|^=|^[-+](?=[\s\-+]|$))")
+_LIST_START = re.compile(r"^([0-9]+)([.)])(?=\s|$)")  # `1. ` or `1) ` starting a value would start a list
+_MENTION = re.compile(r"(?<!\w)@(?=\S)")  # GitHub reads no mention after a letter (`repo@main`, an e-mail)
 _SCHEME = re.compile(r"(:)(?=//)|(?<!\w)(www)(?=\.)", re.I)
 _BACKTICKS = re.compile(r"`+")
 _FENCE_RUNS = re.compile(r"`+|~+")
@@ -55,7 +58,7 @@ def _joined(value: str) -> str:
 
 def text(value: str) -> str:
     """`value` as literal prose: Markdown punctuation backslash-escaped, mentions and autolinks broken."""
-    escaped = _LIST_START.sub(r"\1\\.", _PUNCTUATION.sub(r"\\\1", printable(value)))
+    escaped = _LIST_START.sub(r"\1\\\2", _PUNCTUATION.sub(r"\\\1", printable(value)))
     return _joined(escaped)
 
 

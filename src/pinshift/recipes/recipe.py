@@ -103,8 +103,11 @@ def parse_recipe(data: Mapping[str, Any], source: str) -> Recipe:
         unknown = set(raw) - _STEP_KEYS
         if unknown:
             raise RecipeError(f"{where}: unknown key '{sorted(unknown)[0]}' (known: {', '.join(sorted(_STEP_KEYS))})")
-        if not isinstance(kind, str) or not kind:
+        if kind is None:
             raise RecipeError(f"{where}: missing key 'kind'")
+        if not isinstance(kind, str) or not kind:
+            shown = "an empty string" if kind == "" else _toml_type(kind)
+            raise RecipeError(f"{where}: 'kind' must be the name of a step kind (a string), not {shown}")
         params = raw.get("params", {})
         if not isinstance(params, Mapping):
             raise RecipeError(f"{where}: 'params' must be a table")

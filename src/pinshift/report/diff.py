@@ -18,6 +18,7 @@ from typing import Any
 
 from pinshift.checks.build_changes import DiffGroup, RecipeDiff, change_words, counts, group
 from pinshift.languages.markdown_escape import code, text as markdown_text
+from pinshift.languages.display import visible_bytes
 from pinshift.report.display import printable
 from pinshift.report.markdown_fit import LIMIT, Part, cut, leave_out
 from pinshift.report.totals import endpoint, plural
@@ -180,7 +181,7 @@ def groups_data(diffs: Sequence[RecipeDiff], keys: dict) -> list[dict[str, Any]]
 
 
 def render_json(result) -> str:
-    return json.dumps(diff_data(result), indent=2, ensure_ascii=False) + "\n"
+    return visible_bytes(json.dumps(diff_data(result), indent=2, ensure_ascii=False), json=True) + "\n"
 
 
 def render(result, fmt: str | None, verbose: bool = False, markdown_limit: int = LIMIT) -> str:

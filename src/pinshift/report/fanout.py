@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 
 from pinshift.languages.markdown_escape import cell, code, link, text as markdown_text
+from pinshift.languages.display import visible_bytes
 from pinshift.report.display import printable
 from pinshift.report.totals import plural, short
 
@@ -101,7 +102,7 @@ def render_json(outcomes, recipe: str, dry_run: bool) -> str:
             "report": report_data(o.plan) if o.plan is not None else None,
         } for o in outcomes],
     }
-    return json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
+    return visible_bytes(json.dumps(data, indent=2, ensure_ascii=False, default=str), json=True) + "\n"
 
 
 INDEX = "index"  # the index's file name before its suffix: no branch's file can have it
@@ -136,8 +137,7 @@ def write_directory(outcomes, directory: Path, fmt: str, recipe: str, dry_run: b
                     link_base: str | None = None) -> list[Path]:
     """One report per branch (`file_name(branch)` + `.md` / `.json` / `.txt`) and an index; the files written,
     the index last."""
-    from pinshift.files.tree import write_atomic
-    from pinshift.report import render
+    from pinshift.report import render, write_report
     from pinshift.report import ReportOptions
 
     suffix = {"markdown": ".md", "json": ".json"}.get(fmt, ".txt")
@@ -148,7 +148,7 @@ def write_directory(outcomes, directory: Path, fmt: str, recipe: str, dry_run: b
         name = file_name(o.target) + suffix
         if name in links.values():  # two outcomes of one branch: never the case after fanout.plan_targets
             raise ValueError(f"two reports would be written to {name}")
-        write_atomic(directory / name, render(o.plan, ReportOptions(fmt, None, False, False, limit)).encode())
+        write_report(directory / name, render(o.plan, ReportOptions(fmt, None, False, False, limit)))
         links[o.target] = name
         written.append(directory / name)
     if fmt == "json":
@@ -158,5 +158,5 @@ def write_directory(outcomes, directory: Path, fmt: str, recipe: str, dry_run: b
     else:
         text = render_table(outcomes, dry_run)
     index = directory / f"{INDEX}{suffix}"
-    write_atomic(index, text.encode())
+    write_report(index, text)
     return written + [index]
