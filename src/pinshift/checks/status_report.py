@@ -258,10 +258,10 @@ def _escaped(cell: str, table: bool = True) -> str:
     out, at = [], 0
     for found in _PIECES.finditer(cell):
         text = cell[at:found.start()]
-        out.append(md_escape.text(text))
+        out.append(md_escape.text(text, line_start=not table and not out))
         out.append(md_escape.code(found.group(1), table) if found.group(2) is None else f"[^{found.group(2)}]")
         at = found.end()
-    out.append(md_escape.text(cell[at:]))
+    out.append(md_escape.text(cell[at:], line_start=not table and not out))
     return "".join(out)
 
 

@@ -43,7 +43,8 @@ from pinshift.languages.display import printable
 JOINER = "\u2060"  # WORD JOINER: invisible, breaks `@name` mentions and `scheme://` autolinks
 # `(` and `)` stay: with `[`, `]` and `!` escaped no link can start, and `1)` is caught as a list marker
 # `_` between two letters or digits stays (`cuda12_9`): CommonMark never reads it as emphasis there
-_PUNCTUATION = re.compile(r"([\\`*\[\]!<>#|~&$]|_(?![^\W_])|(?<![^\W_])_|^=|^[-+](?=[\s\-+]|$))")
+_PUNCTUATION = re.compile(r"([\\`*\[\]!<>#|~&$]|_(?![^\W_])|(?<![^\W_])_)")
+_LINE_START = re.compile(r"^(=|[-+](?=[\s\-+]|$))")  # a rule, a setext underline or a list item
 _LIST_START = re.compile(r"^([0-9]+)([.)])(?=\s|$)")  # `1. ` or `1) ` starting a value would start a list
 _MENTION = re.compile(r"(?<!\w)@(?=\S)")  # GitHub reads no mention after a letter (`repo@main`, an e-mail)
 _SCHEME = re.compile(r"(:)(?=//)|(?<!\w)(www)(?=\.)", re.I)
@@ -56,15 +57,20 @@ def _joined(value: str) -> str:
     return _SCHEME.sub(lambda m: (m.group(1) or m.group(2)) + JOINER, _MENTION.sub("@" + JOINER, value))
 
 
-def text(value: str) -> str:
-    """`value` as literal prose: Markdown punctuation backslash-escaped, mentions and autolinks broken."""
-    escaped = _LIST_START.sub(r"\1\\\2", _PUNCTUATION.sub(r"\\\1", printable(value)))
+def text(value: str, line_start: bool = True) -> str:
+    """`value` as literal prose: Markdown punctuation backslash-escaped, mentions and autolinks broken.
+
+    `line_start`: the value may begin a line or a list item, where `- `, `1. `, `=` start a block; in a
+    table cell or after other text they are only characters."""
+    escaped = _PUNCTUATION.sub(r"\\\1", printable(value))
+    if line_start:
+        escaped = _LIST_START.sub(r"\1\\\2", _LINE_START.sub(r"\\\1", escaped))
     return _joined(escaped)
 
 
 def cell(value: str) -> str:
     """`value` as literal text in one table cell: `text`, with runs of white space made one space."""
-    return text(" ".join(printable(value).split()))
+    return text(" ".join(printable(value).split()), line_start=False)
 
 
 def code(value: str, table: bool = False) -> str:

@@ -99,7 +99,7 @@ def parse_recipe(data: Mapping[str, Any], source: str) -> Recipe:
         if not isinstance(raw, Mapping):
             raise RecipeError(f"{source}: step {number}: must be a table")
         kind = raw.get("kind")
-        where = f"{source}: step {number}" + (f" ({kind})" if isinstance(kind, str) else "")
+        where = f"{source}: step {number}" + (f" ({kind})" if isinstance(kind, str) and kind else "")
         unknown = set(raw) - _STEP_KEYS
         if unknown:
             raise RecipeError(f"{where}: unknown key '{sorted(unknown)[0]}' (known: {', '.join(sorted(_STEP_KEYS))})")
