@@ -88,7 +88,7 @@ def test_a_fence_is_longer_than_any_run_inside():
 def test_html_text_is_inert_inside_a_details_block():
     page = rendered(f"<details><summary>{html_text(HOSTILE)}</summary>\n\n- x\n\n</details>\n")
     assert "<img" not in page and "<b>" not in page and "<a " not in page
-    assert "@team" not in page and "@\u2060team" in page
+    assert "@team" not in page and "@&#8288;team" in page
 
 
 def test_a_link_destination_cannot_be_ended_by_a_path():
@@ -186,3 +186,54 @@ def test_diff_markdown_limit_below_1000_is_refused(eight_hundred, run_cli):
     result = run_cli("diff", "main", "next", "--repo", str(eight_hundred), "--format", "markdown",
                      "--markdown-limit", "10")
     assert result.exit_code == 2 and "must be at least 1000 characters" in result.stderr, result
+
+
+# --- the other Markdown outputs: lint, verify, scan, status, a fan-out run -------------------------------------------
+
+FILE = "![i](x.png) **b** @team |p| `q`.nix"  # a file name may hold all of it (not `/`)
+OTHER = "rel|`x`@team<b>"
+
+
+@pytest.fixture
+def hostile_names(make_repo):
+    """A broken recipe whose name is Markdown, beside two Flox recipes; a branch whose name is too."""
+    from build_repos import fixture_files
+
+    files = {path: data for path, data in fixture_files("flox").items() if path.startswith(".flox/pkgs/")}
+    files[f".flox/pkgs/{FILE}"] = "{ x = ;\n"
+    files[".pinshift/recipes/evil.toml"] = f"""name = "evil"
+files = [".flox/pkgs/*.nix"]
+[[steps]]
+kind = "replace-in-strings"
+title = {TITLE!r}
+[steps.params]
+paths = ["pname"]
+old = "torchvision"
+new = "vision"
+"""
+    root = make_repo(files)
+    git(root, "branch", OTHER)
+    return root
+
+
+@pytest.mark.parametrize("args", [
+    ("lint", ".", "--format", "markdown"),
+    ("verify", ".", "--format", "markdown"),
+    ("scan", ".", "--format", "markdown", "--verbose"),
+    ("status", "--format", "markdown"),
+    ("migrate", "evil", "--from", "main", "--from", OTHER, "--branch", "{base}-n", "--dry-run", "--format", "markdown"),
+])
+def test_every_markdown_output_keeps_names_inert(hostile_names, run_cli, args):
+    result = run_cli(*args, cwd=hostile_names)
+    assert result.exit_code in (0, 1), result
+    page = rendered(result.stdout)
+    assert_inert(page)
+    assert "\\u2060" not in result.stdout  # the joiner is a character reference, never shown as an escape
+    for table in re.findall(r"<table>(.*?)</table>", page, re.S):
+        rows = re.findall(r"<tr>(.*?)</tr>", table, re.S)
+        assert len({row.count("<t") for row in rows}) == 1, rows  # every row keeps the header's cells
+    shown = [value.replace("\u2060", "") for value in code_texts(page)]
+    prose = outside_code(page).replace("\u2060", "")
+    names = {"lint": [], "verify": [FILE], "scan": [FILE], "status": [FILE, OTHER], "migrate": [OTHER, TITLE]}
+    for name in names[args[0]]:
+        assert any(name in value for value in shown) or name in prose, (name, result.stdout)

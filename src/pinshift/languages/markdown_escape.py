@@ -11,7 +11,7 @@ such a value in through one of these functions:
 - `text(value)`: prose outside code. Every character that can start markup (`\\ ` * _ [ ] ! < > # | ~ &
   $`, and a list marker, `=` or a rule at the start of the value) gets a backslash, so no emphasis, link, image,
   HTML tag, entity, heading, list, table cell, strikethrough or math can start; `@` and the `://` of a URL
-  get an invisible word joiner (U+2060) after them (`@` when no letter
+  get an invisible word joiner (U+2060, written `&#8288;`) after them (`@` when no letter
   precedes it) (and `www.`), so GitHub neither notifies `@team` nor
   links `http://…`.
 - `html_text(value)`: the same value inside a raw HTML block (`<details><summary>…`), where Markdown is
@@ -27,7 +27,7 @@ Examples:
     >>> code("``x")
     '``` ``x ```'
     >>> text("![img](http://e/x.png) **b** @team")
-    '\\\\!\\\\[img\\\\](http:\\u2060//e/x.png) \\\\*\\\\*b\\\\*\\\\* @\\u2060team'
+    '\\\\!\\\\[img\\\\](http:&#8288;//e/x.png) \\\\*\\\\*b\\\\*\\\\* @&#8288;team'
     >>> fence("```\\n~~~~")
     '`````'
 """
@@ -40,7 +40,9 @@ from urllib.parse import quote
 
 from pinshift.languages.display import printable
 
-JOINER = "\u2060"  # WORD JOINER: invisible, breaks `@name` mentions and `scheme://` autolinks
+# WORD JOINER (U+2060), invisible, breaks `@name` mentions and `scheme://` autolinks; written as a character
+# reference so that it stays ASCII and no later `printable` shows it as `\u2060`
+JOINER = "&#8288;"
 # `(` and `)` stay: with `[`, `]` and `!` escaped no link can start, and `1)` is caught as a list marker
 # `_` between two letters or digits stays (`cuda12_9`): CommonMark never reads it as emphasis there
 _PUNCTUATION = re.compile(r"([\\`*\[\]!<>#|~&$]|_(?![^\W_])|(?<![^\W_])_)")
