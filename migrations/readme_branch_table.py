@@ -25,7 +25,7 @@ column (header `Branch`, case-insensitive, or `branch-column`):
 
 A branch name or a value is written for where it stands (pinshift.languages.markdown_escape): inside a code
 span the span is rebuilt with a backtick run longer than any inside, in a link address it is percent-encoded,
-elsewhere its Markdown punctuation is escaped; `|` becomes `\|` in every cell (git allows `|` in branch
+elsewhere its Markdown punctuation is escaped; `|` becomes `\\|` in every cell (git allows `|` in branch
 names), so a row keeps its number of cells. Every other row and every other byte stays identical. A table without a branch
 column is left alone with a note; a branch table without a base row and a
 README without any branch table are left alone and reported as warnings.
