@@ -180,6 +180,8 @@ def test_diff_markdown_fits_the_limit_and_says_what_it_left_out(eight_hundred, r
     assert said, result.stdout[-500:]
     shown = result.stdout.count("- **changed** — ")
     assert shown + int(said.group(1)) == 800 and shown > 0
+    assert "recipe-with-a-long-name-0000.nix" in result.stdout  # the report keeps its head, leaves out the last
+    assert "recipe-with-a-long-name-0799.nix" not in result.stdout
 
 
 def test_diff_markdown_limit_below_1000_is_refused(eight_hundred, run_cli):

@@ -108,9 +108,10 @@ def group_parts(found: Sequence[DiffGroup], first: int = 0) -> list[Part]:
     for number, one in enumerate(found):
         listing = _listing(one)
         if listing:
-            parts.append(Part(("recipes", number), "\n".join(listing), _LISTING_LEFT_OUT, first))
+            parts.append(Part(("recipes", number), "\n".join(listing), _LISTING_LEFT_OUT, first, number))
         line = _group_head(one)
-        parts.append(Part(("group", number), "\n".join([line] + listing), "", first + _PRIORITY.get(one.status, 2)))
+        parts.append(Part(("group", number), "\n".join([line] + listing), "", first + _PRIORITY.get(one.status, 2),
+                          number))  # the last groups go first: the report keeps its head
     return parts
 
 

@@ -25,6 +25,7 @@ class Part:
     full: str
     short: str
     priority: int  # lower is left out first
+    rank: int = 0  # among parts of one priority and size, the higher rank is left out first (a list's later items)
 
 
 def leave_out(render: Callable[[set], str], parts: Iterable[Part], limit: int) -> tuple[str, set]:
@@ -32,7 +33,7 @@ def leave_out(render: Callable[[set], str], parts: Iterable[Part], limit: int) -
     dropped: set = set()
     text = render(dropped)
     excess = len(text) - limit
-    for part in sorted(parts, key=lambda p: (p.priority, -len(p.full), p.key)):
+    for part in sorted(parts, key=lambda p: (p.priority, -len(p.full), -p.rank, p.key)):
         if excess <= 0:
             break
         if len(part.short) >= len(part.full):
