@@ -164,3 +164,22 @@ def test_a_migration_commits_a_file_whose_name_is_not_utf8(bad_names):
     assert git(bad_names, "show", "moved:" + os.fsdecode(BAD)) == 'rec { msg = "good"; }\n'
     message = subprocess.run(["git", "log", "-1", "--format=%B", "moved"], cwd=bad_names, capture_output=True).stdout
     message.decode("utf-8")  # git's message stays UTF-8 (a name in it would read bad\xff.nix)
+
+
+@pytest.mark.parametrize("args", [("scan", ".", "--format", "json"), ("verify", ".", "--format", "json"),
+                                  ("status", "--format", "json"), ("lint", ".", "--format", "json"),
+                                  ("scan", ".", "--verbose"), ("verify", "."), ("status",),
+                                  ("scan", ".", "--format", "markdown", "--verbose")])
+def test_the_other_commands_show_a_name_that_is_not_utf8_as_an_escape(make_repo, args):
+    root = make_repo({"ok.nix": "{ x = 1; }\n"})
+    (root / os.fsdecode(BAD)).write_bytes(b"{ x = ;\n")  # a syntax error: every command names the file
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "bad name")
+    done = pinshift(root, *args)
+    assert done.returncode in (0, 1), done.stderr
+    out = done.stdout.decode("utf-8") + done.stderr.decode("utf-8")  # strict: fails on a byte that is not UTF-8
+    if "json" in args:
+        json.loads(done.stdout)
+    if args[0] in ("scan", "verify"):  # the ones that name the broken file
+        shown = json.dumps(json.loads(done.stdout)) if "json" in args else out
+        assert "bad\\xff" in shown.replace("\\\\", "\\"), out

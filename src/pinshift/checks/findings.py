@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass, field
 
 from pinshift.languages import markdown_escape as md_escape
+from pinshift.languages.display import visible_data
 
 SHOWN_FILES = 5  # a text finding names this many affected files, then "and N more"
 
@@ -54,7 +55,8 @@ def render_findings(findings: list[Finding], fmt: str, title: str, extra: dict |
     `render_notes`, JSON through `extra`.
     """
     if fmt == "json":
-        return json.dumps({"findings": [f.to_json() for f in findings], **(extra or {})}, indent=2) + "\n"
+        document = {"findings": [f.to_json() for f in findings], **(extra or {})}
+        return json.dumps(visible_data(document), indent=2) + "\n"  # a byte that is not UTF-8 reads `\\xff`
     if fmt == "markdown":
         lines = [f"## {title}", ""]
         if not findings:

@@ -12,6 +12,7 @@ import json
 import re
 
 from pinshift.languages import markdown_escape as md_escape
+from pinshift.languages.display import visible_data
 
 from pinshift.checks.facts import GPU_NAMES, RecipeFacts
 from pinshift.checks.matrix import Aggregates, Drift, Matrix, isa_of, share
@@ -159,7 +160,7 @@ def _hint(agg: Aggregates, verbose: bool) -> list[str]:
 
 def render_scan(recipes: list[RecipeFacts], agg: Aggregates, fmt: str, verbose: bool = False) -> str:
     if fmt == "json":
-        return json.dumps({"recipes": [f.to_json() for f in recipes], **agg.to_json()}, indent=2) + "\n"
+        return json.dumps(visible_data({"recipes": [f.to_json() for f in recipes], **agg.to_json()}), indent=2) + "\n"
     if fmt == "markdown":
         return _markdown(recipes, agg, verbose)
     lines = [f"{_plural(len(recipes), 'file')} scanned, {_plural(agg.count, 'recipe')}"

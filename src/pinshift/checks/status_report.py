@@ -28,6 +28,7 @@ import re
 import textwrap
 
 from pinshift.languages import markdown_escape as md_escape
+from pinshift.languages.display import visible_data
 
 from pinshift.checks.status import CALLER, UNKNOWN, UNPINNED, BranchStatus, Counted, _REVISION, version_key
 from pinshift.checks.matrix import majority_phrase
@@ -506,7 +507,8 @@ def render_json(rows: list[BranchStatus], target=None, notes=(), nixpkgs=None) -
         "branches": [_row_json(row) for row in rows],
         "notes": list(notes),
     }
-    return json.dumps(document, indent=2) + "\n"  # ASCII: every escape is JSON's own, nothing left for printable
+    # ASCII: every escape is JSON's own, nothing left for printable; a byte that is not UTF-8 reads `\\xff`
+    return json.dumps(visible_data(document), indent=2) + "\n"
 
 
 def _row_json(row: BranchStatus) -> dict:

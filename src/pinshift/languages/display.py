@@ -70,3 +70,20 @@ def visible_bytes(text: str, json: bool = False) -> str:
     if json:
         return _SURROGATE.sub(lambda match: "\\" + _escape(match), text)
     return _SURROGATE.sub(_escape, text)
+
+
+def visible_data(value):
+    """`value` (decoded JSON: dicts, lists, strings, numbers) with `visible_bytes` applied to every string and key,
+    for the JSON outputs written with `ensure_ascii` (which would write `\\udcff`).
+
+    Examples:
+        >>> visible_data({"bad\\udcff": ["x\\udcfe", 1]})
+        {'bad\\\\xff': ['x\\\\xfe', 1]}
+    """
+    if isinstance(value, str):
+        return visible_bytes(value)
+    if isinstance(value, dict):
+        return {visible_data(key): visible_data(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [visible_data(item) for item in value]
+    return value
