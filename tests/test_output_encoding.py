@@ -131,9 +131,34 @@ def test_a_commit_git_cannot_sign_is_one_line_with_gits_message(bad_names):
     git(bad_names, "config", "commit.gpgsign", "true")
     git(bad_names, "config", "user.signingkey", "0000000000000000DEADBEEF")
     done = pinshift(bad_names, "migrate", "r", "--from", "main", "--branch", "signed")
-    line = one_line(done, code=1)  # a commit git refuses fails the step: exit 1, like a hook's refusal
+    objects = sorted(p.name for p in (bad_names / ".git" / "objects").iterdir())
+    line = one_line(done)  # before anything is made, like a missing user.name
+    assert line.startswith("pinshift: error: git cannot sign commits here (commit.gpgSign is set): ") and \
+        "gpg" in line and line.endswith("; fix the signing key (user.signingKey) or turn commit.gpgSign off for "
+                                        "this repository"), line
+    assert "signed" not in git(bad_names, "branch", "--list")
+    assert sorted(p.name for p in (bad_names / ".git" / "objects").iterdir()) == objects  # the probe left nothing
+
+
+def test_a_commit_git_cannot_sign_later_fails_its_step_in_one_line_with_gits_message(bad_names, tmp_path):
+    """A signing program that signs the probe and fails after: the step fails (exit 1) with git's message (it was
+    lost in a TypeError: git's output as bytes)."""
+    program = tmp_path / "gpg-once"
+    program.write_text(f"""#!/bin/sh
+cat > /dev/null
+if [ -e {tmp_path}/signed ]; then echo 'gpg: signing failed: No secret key' >&2; exit 2; fi
+touch {tmp_path}/signed
+printf '\\n[GNUPG:] SIG_CREATED D 1 8 00 0 X\\n' >&2
+printf -- '-----BEGIN PGP SIGNATURE-----\\n\\nAAAA\\n-----END PGP SIGNATURE-----\\n'
+""")
+    program.chmod(0o755)
+    git(bad_names, "config", "commit.gpgsign", "true")
+    git(bad_names, "config", "gpg.program", str(program))
+    done = pinshift(bad_names, "migrate", "r", "--from", "main", "--branch", "signed")
+    line = one_line(done, code=1)  # a commit git refuses fails its step, as a hook's refusal does
     assert line.startswith("pinshift: error: step 1/1 (replace-in-strings) failed: git commit-tree failed: ") and \
         "gpg" in line and line.endswith("; no branch was created"), line
+    assert (tmp_path / "signed").exists()  # the probe was signed: the failure is the step's own
     assert "signed" not in git(bad_names, "branch", "--list")
 
 

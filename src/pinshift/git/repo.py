@@ -448,6 +448,29 @@ class Repository:
         except git.GitCommandError as error:
             raise GitError(f"git cannot commit here: {_first_line(error)} (set user.name and user.email)") from None
 
+    def check_signing(self) -> None:
+        """With `commit.gpgSign` set, sign a throwaway commit before anything is created; git's message when it
+        cannot (a missing key, no agent). The commit goes to a temporary object folder: the repository gets nothing.
+        """
+        if not self.config_bool("commit.gpgSign"):
+            return
+        objects = self.repo.git.rev_parse("--git-path", "objects")
+        with tempfile.TemporaryDirectory(prefix="pinshift-sign-") as scratch:
+            env = dict(os.environ, GIT_OBJECT_DIRECTORY=scratch,
+                       GIT_ALTERNATE_OBJECT_DIRECTORIES=str(self.root / objects) if not os.path.isabs(objects)
+                       else objects)
+
+            def run(*args: str, data: bytes | None = None) -> subprocess.CompletedProcess:
+                return subprocess.run(["git", *args], cwd=self.root, env=env, input=data, capture_output=True,
+                                      stdin=None if data is not None else subprocess.DEVNULL)
+
+            tree = run("mktree", data=b"")
+            done = run("commit-tree", "-S", "-m", "pinshift: can git sign here?", tree.stdout.decode().strip()) \
+                if tree.returncode == 0 else tree
+        if done.returncode != 0:
+            raise GitError(f"git cannot sign commits here (commit.gpgSign is set): {_first_line(done)}; fix the "
+                           "signing key (user.signingKey) or turn commit.gpgSign off for this repository")
+
     def hooks_path(self) -> str | None:
         """`core.hooksPath` made absolute when it is relative, else None (git finds the hooks as usual).
 
