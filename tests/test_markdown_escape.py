@@ -30,7 +30,7 @@ CODE = re.compile(r"<code[^>]*>(.*?)</code>", re.S)
 ATTACKS = [
     "![img](http://e/x.png)", "[link](http://e/)", "<http://e/auto>", "http://e/bare", "www.e.com/x",
     "<img src=x onerror=alert(1)>", "<b>bold</b>", "&lt;b&gt;", "**bold**", "__bold__", "*em*", "_em_",
-    "~~strike~~", "# heading", "- item", "+ item", "1. item", "> quote", "a | b | c", "@team", "@org/team",
+    "~~strike~~", "_@team", "# heading", "- item", "+ item", "1. item", "> quote", "a | b | c", "@team", "@org/team",
     "$x^2$", "`code`", "```fence", "[ref]: http://e/", "\\*not escaped", "line\nbreak", "===",
 ]
 

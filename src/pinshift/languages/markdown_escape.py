@@ -48,7 +48,7 @@ JOINER = "&#8288;"
 _PUNCTUATION = re.compile(r"([\\`*\[\]!<>#|~&$]|_(?![^\W_])|(?<![^\W_])_)")
 _LINE_START = re.compile(r"^(=|[-+](?=[\s\-+]|$))")  # a rule, a setext underline or a list item
 _LIST_START = re.compile(r"^([0-9]+)([.)])(?=\s|$)")  # `1. ` or `1) ` starting a value would start a list
-_MENTION = re.compile(r"(?<!\w)@(?=\S)")  # GitHub reads no mention after a letter (`repo@main`, an e-mail)
+_MENTION = re.compile(r"(?<![^\W_])@(?=\S)")  # no mention after a letter or digit (`repo@main`, an e-mail)
 _SCHEME = re.compile(r"(:)(?=//)|(?<!\w)(www)(?=\.)", re.I)
 _BACKTICKS = re.compile(r"`+")
 _FENCE_RUNS = re.compile(r"`+|~+")
