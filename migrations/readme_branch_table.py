@@ -23,7 +23,10 @@ column (header `Branch`, case-insensitive, or `branch-column`):
 
 `base` and `target` are usually `{base}` and `{target}`: the migration's actual branches.
 
-Every other row and every other byte stays identical. A table without a branch
+A branch name or a value is written for where it stands (pinshift.languages.markdown_escape): inside a code
+span the span is rebuilt with a backtick run longer than any inside, in a link address it is percent-encoded,
+elsewhere its Markdown punctuation is escaped; `|` becomes `\\|` in every cell (git allows `|` in branch
+names), so a row keeps its number of cells. Every other row and every other byte stays identical. A table without a branch
 column is left alone with a note; a branch table without a base row and a
 README without any branch table are left alone and reported as warnings.
 
@@ -54,6 +57,9 @@ from dataclasses import dataclass, field
 
 from pinshift.edits import Edit, apply_edits
 from pinshift.errors import ParamError
+from urllib.parse import quote
+
+from pinshift.languages import markdown_escape
 from pinshift.languages.markdown import MarkdownDocument, Row, Table, plain_text
 from pinshift.steps.kind import StepContext, StepOutput
 
@@ -113,10 +119,62 @@ def branch_name(raw: bytes) -> str:
     return _MARKER.sub("", plain_text(raw)).strip()
 
 
+_CODE_SPAN = re.compile(rb"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
+_DESTINATION = re.compile(rb"\]\(([^)]*)\)")
+
+
+def _segments(raw: bytes) -> list[tuple[str, bytes]]:
+    """A cell cut into ("code", a whole code span), ("address", a link's address) and ("text", the rest)."""
+    out: list[tuple[str, bytes]] = []
+
+    def text_and_addresses(part: bytes) -> None:
+        at = 0
+        for found in _DESTINATION.finditer(part):
+            out.extend([("text", part[at:found.start(1)]), ("address", found.group(1))])
+            at = found.end(1)
+        out.append(("text", part[at:]))
+
+    at = 0
+    for found in _CODE_SPAN.finditer(raw):
+        text_and_addresses(raw[at:found.start()])
+        out.append(("code", found.group(0)))
+        at = found.end()
+    text_and_addresses(raw[at:])
+    return [(kind, part) for kind, part in out if part]
+
+
+def replace_in_cell(raw: bytes, pattern: re.Pattern[bytes], new: str, count: int = 0) -> bytes:
+    """`raw` (a table cell) with the matches of `pattern` (the first `count`; 0: all) replaced by `new`, written
+    for where each stands: a code span rebuilt (`markdown_escape.code`, `|` escaped), a link address
+    percent-encoded, other text escaped (`markdown_escape.text`). Segments without a match keep their bytes."""
+    left = count or -1
+    out = []
+    for kind, part in _segments(raw):
+        if kind == "code":
+            ticks = len(part) - len(part.lstrip(b"`"))
+            inner = part[ticks:-ticks]
+            if inner.startswith(b" ") and inner.endswith(b" ") and inner.strip(b" "):
+                inner = inner[1:-1]
+            value = inner.replace(b"\\|", b"|")  # GFM reads `\|` in a table's code span as `|`
+            if left and pattern.search(value):
+                replaced, n = pattern.subn(lambda _: _encode(new), value, count=max(left, 0))
+                left -= n
+                part = _encode(markdown_escape.code(_decode(replaced), table=True))
+            out.append(part)
+            continue
+        written = (_encode(quote(new, safe="/:@-._~#?=&%+")) if kind == "address"
+                   else _encode(markdown_escape.text(new, line_start=False)))
+        if left:
+            part, n = pattern.subn(lambda _: written, part, count=max(left, 0))
+            left -= n
+        out.append(part)
+    return b"".join(out)
+
+
 def rename_branch(raw: bytes, params: Params) -> bytes:
-    """The branch cell naming `target`: every whole `base` (link text and address alike) replaced."""
+    """The branch cell naming `target`: every whole `base` (link text and address alike) replaced, escaped."""
     pattern = re.compile(rb"(?<![\w.\-])" + re.escape(params.base.encode()) + rb"(?![\w.\-])")
-    return pattern.sub(params.target.encode().replace(b"\\", b"\\\\"), raw)
+    return replace_in_cell(raw, pattern, params.target)
 
 
 def _is_this_branch_cell(raw: bytes) -> bool:
@@ -230,8 +288,8 @@ def set_value(raw: bytes, new: str, revision: str | None) -> tuple[bytes, bool]:
     old_bytes = old.encode("utf-8", "surrogateescape")
     at = raw.find(old_bytes) if old else -1
     if at < 0:
-        return new.encode(), False
-    replaced = raw[:at] + new.encode() + raw[at + len(old_bytes):]
+        return _encode(markdown_escape.cell(new)), False
+    replaced = replace_in_cell(raw, re.compile(re.escape(old_bytes)), new, count=1)
     return _relink(replaced, old, new, revision)
 
 
@@ -349,24 +407,32 @@ def _plan_table(doc: MarkdownDocument, table: Table, params: Params, out: StepOu
 # --- the banner ------------------------------------------------------------------------------
 
 
+def _name_edit(data: bytes, start: int, end: int, target: str, reason: str) -> Edit:
+    """The edit that names `target` at data[start:end]: in its code span (`` `base` ``) the span rebuilt, else text."""
+    if data[start - 1:start] == b"`" and data[end:end + 1] == b"`":
+        return Edit(start - 1, end + 1, _encode(markdown_escape.code(target)), reason)
+    return Edit(start, end, _encode(markdown_escape.text(target, line_start=False)), reason)
+
+
 def _plan_banner(doc: MarkdownDocument, params: Params, old_values: dict[str, str], out: StepOutput) -> None:
     for span in doc.spans:
         if span.kind != "prose":
             continue
         for match in _SELF_REFERENCE.finditer(doc.data, span.start, span.end):
             if match.group(1).decode("utf-8", "surrogateescape") == params.base:
-                out.edits.append(Edit(match.start(1), match.end(1), params.target.encode(), f"{NAME}: this branch"))
+                out.edits.append(_name_edit(doc.data, match.start(1), match.end(1), params.target, f"{NAME}: this branch"))
         for match in _BANNER.finditer(doc.data, span.start, span.end):
             if match.group(1).decode("utf-8", "surrogateescape") != params.base:
                 continue
-            out.edits.append(Edit(match.start(1), match.end(1), params.target.encode(), f"{NAME}: banner"))
+            out.edits.append(_name_edit(doc.data, match.start(1), match.end(1), params.target, f"{NAME}: banner"))
             for header, new in params.columns.items():
                 old = old_values.get(header)
                 if not old or old == new:
                     continue
                 pattern = re.compile(rb"(?i)\b" + re.escape(header.encode()) + rb"\s+(" + re.escape(old.encode()) + rb")(?![\w.])")
                 for pair in pattern.finditer(doc.data, match.end(), span.end):
-                    out.edits.append(Edit(pair.start(1), pair.end(1), new.encode(), f"{NAME}: banner {header}"))
+                    out.edits.append(Edit(pair.start(1), pair.end(1), _encode(markdown_escape.text(new, line_start=False)),
+                                          f"{NAME}: banner {header}"))
 
 
 def plan(doc: MarkdownDocument, params: Params, context: StepContext) -> StepOutput:

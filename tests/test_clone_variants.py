@@ -129,8 +129,8 @@ def test_reports_show_clones_as_source_to_new_with_their_diffs(repo, run_cli, tm
     assert (f"  {PKGS}/pytorch-python313-cuda12_9-sm75-avx.nix ⇒ {PKGS}/pytorch-python313-cuda12_9-sm70-avx.nix\n"
             in verbose)
     markdown = run_cli(*args, "--format", "markdown").stdout
-    assert (f"#### Step 1: 7 files with this change — 28 edits; shown: <code>{PKGS}/pytorch-python313-cuda12_9-sm75-armv8_2.nix"
-            f"</code> ⇒ <code>{PKGS}/pytorch-python313-cuda12_9-sm70-armv8_2.nix</code>\n") in markdown
+    assert (f"#### Step 1: 7 files with this change — 28 edits; shown: `{PKGS}/pytorch-python313-cuda12_9-sm75-armv8_2.nix"
+            f"` ⇒ `{PKGS}/pytorch-python313-cuda12_9-sm70-armv8_2.nix`\n") in markdown
     assert "- `pytorch-python313-cuda12_9-sm75-avx.nix` ⇒ `pytorch-python313-cuda12_9-sm70-avx.nix`\n" in markdown
     assert "- added 7 copies: e.g. `pytorch-python313-cuda12_9-sm75-armv8_2.nix` ⇒ " in markdown
     import json

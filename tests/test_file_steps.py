@@ -239,8 +239,8 @@ def test_markdown_report_names_moved_files_without_empty_diffs():
 
     text = render_markdown(moving_plan())
     assert "- renamed 1 file: `a-x.nix` → `a-y.nix`\n" in text and "- removed 1 file: `p/b.nix`\n" in text
-    assert "#### Step 1: <code>p/a-x.nix</code> → <code>p/a-y.nix</code> — no change inside\n" in text
-    assert "#### Step 2: removed <code>p/b.nix</code>\n" in text
+    assert "#### Step 1: `p/a-x.nix` → `p/a-y.nix` — no change inside\n" in text
+    assert "#### Step 2: removed `p/b.nix`\n" in text
     assert "```diff" not in text
 
 

@@ -192,7 +192,14 @@ def test_escape_sequences_from_files_are_printed_escaped(tmp_path, command):
     assert "Traceback" not in result.stderr, result
     assert_no_raw_control_characters(result.stdout)
     assert_no_raw_control_characters(result.stderr)
-    assert SHOWN_ESC in result.stdout + result.stderr, result
+    shown = result.stdout
+    if "markdown" in command:  # Markdown escapes the escape's `\` and `[`: what a reader sees is the escape
+        import html
+
+        from markdown_it import MarkdownIt
+
+        shown = html.unescape(MarkdownIt("commonmark").enable("table").render(result.stdout))
+    assert SHOWN_ESC in shown + result.stderr, result
 
 
 def test_parse_shows_the_escaped_line_and_path(tmp_path):

@@ -236,10 +236,10 @@ def test_markdown_report_shows_renames_with_their_diffs(tmp_path, run_cli):
     # 66 renames make the same two self-reference edits (header comment, pname): one diff, every rename listed;
     # the AVX-only recipe also renames its variantName and a comment naming its own file: a diff of its own.
     pkgs = ".flox/pkgs/pytorch-python31"
-    assert (f"#### Step 1: 66 files with this change — 132 edits; shown: <code>{pkgs}2-cpu-armv8_2.nix</code> → "
-            f"<code>{pkgs}1-cpu-armv8_2.nix</code>\n") in result.stdout
+    assert (f"#### Step 1: 66 files with this change — 132 edits; shown: `{pkgs}2-cpu-armv8_2.nix` → "
+            f"`{pkgs}1-cpu-armv8_2.nix`\n") in result.stdout
     assert "- `pytorch-python312-darwin-mps.nix` → `pytorch-python311-darwin-mps.nix`\n" in result.stdout
-    assert (f"#### Step 1: <code>{pkgs}2-cpu-avx.nix</code> → <code>{pkgs}1-cpu-avx.nix</code> — 4 edits\n"
+    assert (f"#### Step 1: `{pkgs}2-cpu-avx.nix` → `{pkgs}1-cpu-avx.nix` — 4 edits\n"
             in result.stdout)
     assert "- each file's own name → its new name — 136 edits in 67 files\n" in result.stdout
     assert "| 1 | Rename the recipes from python312 to python311 | `rename-files` | 67 (67 renamed) | 136 | 0 |" \

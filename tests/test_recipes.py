@@ -267,6 +267,13 @@ def test_missing_parameter_names_file_step_kind_and_key(run_cli, repo):
      "recipes/x.toml: unknown key 'branch' (known: base, bases, description, files, name, steps, target)"),
     ('name = "x"\n[[steps]]\ntitle = "no kind"\n',
      "recipes/x.toml: step 1: missing key 'kind'"),
+    # issue 39 §9: a kind of the wrong type was called missing
+    ('name = "x"\n[[steps]]\nkind = ["a"]\n',
+     "recipes/x.toml: step 1: 'kind' must be the name of a step kind (a string), not an array"),
+    ('name = "x"\n[[steps]]\nkind = 3\n',
+     "recipes/x.toml: step 1: 'kind' must be the name of a step kind (a string), not an integer"),
+    ('name = "x"\n[[steps]]\nkind = ""\n',
+     "recipes/x.toml: step 1: 'kind' must be the name of a step kind (a string), not an empty string"),
     ('name = "x"\n', "recipes/x.toml: missing key 'steps'"),
     ('name = "x"\n[[steps]\nkind = "metadata-rev"\n', "recipes/x.toml: invalid TOML: "),
     ('name = "x"\nfiles = 3\n[[steps]]\nkind = "metadata-rev"\n',

@@ -160,7 +160,7 @@ def test_documentation_diffs_come_first_and_are_left_out_last():
     plan = _sized_plan()
     full = render_markdown(plan, limit=10**9)
     headings = diff_headings(full)
-    assert headings[0].startswith("Step 2: <code>README.md</code>")  # documentation first, though step 2
+    assert headings[0].startswith("Step 2: `README.md`")  # documentation first, though step 2
     assert len(headings) == 4 and "_Left out" not in full
     readme_diff = full[full.index("```diff\n--- a/README.md"):]
     readme_diff = readme_diff[: readme_diff.index("```\n", 8) + 4]
@@ -203,5 +203,5 @@ def test_nothing_to_change_and_positionless_warnings():
     change = FileChange("a.nix", Outcome.UNCHANGED, warnings=[Warning("a.nix", 0, 0, "look <here>")])
     text = render_markdown(Plan("r", [StepPlan(1, 1, "k", "t", {}, files=[change])]), link_base=LINK)
     assert "Nothing to change." in text
-    assert "- `a.nix`: look &lt;here&gt; (step 1)" in text
+    assert "- `a.nix`: look \\<here\\> (step 1)" in text
     assert "<details>" not in text

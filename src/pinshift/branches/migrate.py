@@ -125,6 +125,7 @@ def prepare(options: MigrateOptions) -> Migration:
         raise GitError(f"--push {options.push}: no such remote (remotes: {known}); add it with git remote add")
     if not options.dry_run:
         repository.check_identity()
+        repository.check_signing()
         if options.push:
             repository.check_push(options.push, base_commit, target, force=options.force or options.resume)
     _fill_from_nixpkgs(migration)

@@ -9,6 +9,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from pinshift.languages import markdown_escape as md_escape
+from pinshift.languages.display import visible_data
+
 SHOWN_FILES = 5  # a text finding names this many affected files, then "and N more"
 
 
@@ -52,7 +55,8 @@ def render_findings(findings: list[Finding], fmt: str, title: str, extra: dict |
     `render_notes`, JSON through `extra`.
     """
     if fmt == "json":
-        return json.dumps({"findings": [f.to_json() for f in findings], **(extra or {})}, indent=2) + "\n"
+        document = {"findings": [f.to_json() for f in findings], **(extra or {})}
+        return json.dumps(visible_data(document), indent=2) + "\n"  # a byte that is not UTF-8 reads `\\xff`
     if fmt == "markdown":
         lines = [f"## {title}", ""]
         if not findings:
@@ -60,11 +64,11 @@ def render_findings(findings: list[Finding], fmt: str, title: str, extra: dict |
         else:
             lines += ["| location | code | severity | message |", "|---|---|---|---|"]
             for f in findings:
-                message = (f.message + f._others()).replace("|", "\\|")
-                lines.append(f"| `{f.path}:{f.line}:{f.column}` | {f.code} | {f.severity} | {message} |")
+                lines.append(f"| {md_escape.code(f'{f.path}:{f.line}:{f.column}', table=True)} | {md_escape.cell(f.code)} "
+                             f"| {f.severity} | {md_escape.cell(f.message + f._others())} |")
         if notes:
             lines += ([""] if findings else []) + ["### Notes", ""]
-            lines += [f"- {group}" for group in _note_groups(notes, verbose)]
+            lines += [f"- {md_escape.text(group)}" for group in _note_groups(notes, verbose)]
         return "\n".join(lines) + "\n"
     return "".join(f"{f}\n" for f in findings)
 
@@ -104,6 +108,7 @@ def render_statistics(findings: list[Finding], rules: dict[str, str], fmt: str) 
                                           for n, c, sev, r in rows]}, indent=2) + "\n"
     if fmt == "markdown":
         lines = ["## pinshift lint statistics", "", "| count | code | severity | rule |", "|---|---|---|---|"]
-        return "\n".join(lines + [f"| {n} | {c} | {sev} | {r} |" for n, c, sev, r in rows]) + "\n"
+        return "\n".join(lines + [f"| {n} | {md_escape.cell(c)} | {sev} | {md_escape.cell(r)} |"
+                                  for n, c, sev, r in rows]) + "\n"
     width = max((len(str(n)) for n, *_ in rows), default=1)
     return "".join(f"{str(n).rjust(width)}  {c}  {sev:<7}  {r}\n" for n, c, sev, r in rows)

@@ -11,6 +11,9 @@ from __future__ import annotations
 import json
 import re
 
+from pinshift.languages import markdown_escape as md_escape
+from pinshift.languages.display import visible_data
+
 from pinshift.checks.facts import GPU_NAMES, RecipeFacts
 from pinshift.checks.matrix import Aggregates, Drift, Matrix, isa_of, share
 
@@ -93,8 +96,8 @@ def _matrix_table(matrix: Matrix, markdown: bool) -> list[str]:
     body = [[gpu, cuda, *(str(matrix.cells.get((gpu, cuda, c), "")) for c in matrix.columns)]
             for gpu, cuda in matrix.rows]
     if markdown:
-        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        return lines + ["| " + " | ".join(r) + " |" for r in body]
+        lines = ["| " + " | ".join(map(md_escape.cell, header)) + " |", "|" + "---|" * len(header)]
+        return lines + ["| " + " | ".join(map(md_escape.cell, r)) + " |" for r in body]
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
     return ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in [header, *body]]
 
@@ -157,7 +160,7 @@ def _hint(agg: Aggregates, verbose: bool) -> list[str]:
 
 def render_scan(recipes: list[RecipeFacts], agg: Aggregates, fmt: str, verbose: bool = False) -> str:
     if fmt == "json":
-        return json.dumps({"recipes": [f.to_json() for f in recipes], **agg.to_json()}, indent=2) + "\n"
+        return json.dumps(visible_data({"recipes": [f.to_json() for f in recipes], **agg.to_json()}), indent=2) + "\n"
     if fmt == "markdown":
         return _markdown(recipes, agg, verbose)
     lines = [f"{_plural(len(recipes), 'file')} scanned, {_plural(agg.count, 'recipe')}"
@@ -181,18 +184,18 @@ def render_scan(recipes: list[RecipeFacts], agg: Aggregates, fmt: str, verbose: 
 def _markdown(recipes: list[RecipeFacts], agg: Aggregates, verbose: bool) -> str:
     lines = []
     for matrix in agg.matrices:
-        lines += [f"## Variant matrix: {matrix.package} ({_plural(matrix.count, 'recipe')})", "",
+        lines += [f"## Variant matrix: {md_escape.text(matrix.package)} ({_plural(matrix.count, 'recipe')})", "",
                   *_matrix_table(matrix, True), ""]
     lines += ["## Drift", ""]
     for line, files in _drift(agg, verbose):
-        lines.append(f"  - {line.strip()}" if line.startswith("  ") else f"- {line}")
+        lines.append(f"  - {md_escape.text(line.strip())}" if line.startswith("  ") else f"- {md_escape.text(line)}")
         indent = "    - " if line.startswith("  ") else "  - "
-        lines.extend(f"{indent}`{path}`" for path in files)
-    lines += [f"- {line}" for line in _problems(recipes)]
+        lines.extend(f"{indent}{md_escape.code(path)}" for path in files)
+    lines += [f"- {md_escape.text(line)}" for line in _problems(recipes)]
     if verbose:
         keys = [k for k, _ in _rows(RecipeFacts(""))]
         lines += ["", "## Recipes", "", "| file | " + " | ".join(keys) + " |", "|---|" + "---|" * len(keys)]
         for facts in recipes:
-            cells = [v.replace("|", "\\|") for _, v in _rows(facts)]
-            lines.append(f"| `{facts.path}` | " + " | ".join(cells) + " |")
+            cells = [md_escape.cell(v) for _, v in _rows(facts)]
+            lines.append(f"| {md_escape.code(facts.path, table=True)} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

@@ -27,6 +27,9 @@ import json
 import re
 import textwrap
 
+from pinshift.languages import markdown_escape as md_escape
+from pinshift.languages.display import visible_data
+
 from pinshift.checks.status import CALLER, UNKNOWN, UNPINNED, BranchStatus, Counted, _REVISION, version_key
 from pinshift.checks.matrix import majority_phrase
 from pinshift.checks.notation import sm_key
@@ -72,11 +75,11 @@ class Footnotes:
 
     def mark(self, text: str) -> str:
         number = self.texts.setdefault(text, len(self.texts) + 1)
-        return f"[^{number}]" if self.markdown else f"[{number}]"
+        return f"{_NOTE}{number}{_END}" if self.markdown else f"[{number}]"
 
     def lines(self) -> list[str]:
         if self.markdown:
-            return [f"[^{number}]: {text}" for text, number in self.texts.items()]
+            return [f"[^{number}]: {md_escape.text(text)}" for text, number in self.texts.items()]
         return [f"[{number}] {text}" for text, number in self.texts.items()]
 
 
@@ -245,9 +248,27 @@ def _pattern(value: str, text: bool, short: bool) -> str:
     return value
 
 
+# Markdown cells are put together from values read from commits with code spans and footnote marks between
+# these private-use characters, then escaped piece by piece (`_escaped`): a value never becomes markup.
+_CODE, _NOTE, _END = "\ue000", "\ue001", "\ue002"
+_PIECES = re.compile(f"{_CODE}([^{_END}]*){_END}|{_NOTE}([0-9]+){_END}")
+
+
+def _escaped(cell: str, table: bool = True) -> str:
+    """A Markdown cell (or line) from the pieces `_cell` marked: code spans, footnote marks, escaped text between."""
+    out, at = [], 0
+    for found in _PIECES.finditer(cell):
+        text = cell[at:found.start()]
+        out.append(md_escape.text(text, line_start=not table and not out))
+        out.append(md_escape.code(found.group(1), table) if found.group(2) is None else f"[^{found.group(2)}]")
+        at = found.end()
+    out.append(md_escape.text(cell[at:], line_start=not table and not out))
+    return "".join(out)
+
+
 def _cell(row: BranchStatus, column: str, notes: Footnotes, markdown: bool, short: bool = False) -> str:
     """One cell of a row, in full or `short` (FIT_STEPS); footnote marks are taken from `notes`."""
-    code = (lambda text: f"`{text}`") if markdown else (lambda text: text)
+    code = (lambda text: f"{_CODE}{text}{_END}") if markdown else (lambda text: text)
     if column == "Repo":
         return code(row.repository)
     if column == "Branch":
@@ -277,7 +298,7 @@ def _footnotes(rows: list[BranchStatus], markdown: bool, verbose: bool) -> list[
     """What did not fit in a cell: a branch git could not read, its unparsable files, skipped files."""
     lines = []
     for row in rows:
-        label = f"`{row.label}`" if markdown else row.label
+        label = f"{_CODE}{row.label}{_END}" if markdown else row.label
         if row.error:
             lines.append(f"{label}: cannot be read: {row.error}")
         if row.problems:
@@ -309,21 +330,18 @@ def _header(target) -> list[str]:
     return columns
 
 
-def _escape(cell: str) -> str:
-    return cell.replace("\\", "\\\\").replace("|", "\\|")
-
-
 def render_markdown(rows: list[BranchStatus], target=None, notes=(), verbose: bool = False) -> str:
     header = _header(target)
     footnotes = Footnotes(markdown=True)
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     columns = list(COLUMNS) + (["Aligned"] if target is not None else [])
     for row in rows:
-        lines.append("| " + " | ".join(_escape(_cell(row, column, footnotes, True)) for column in columns) + " |")
-    extra = [f"- {line}" for line in _footnotes(rows, True, verbose)]
+        lines.append("| " + " | ".join(_escaped(_cell(row, column, footnotes, True)) for column in columns) + " |")
+    extra = [f"- {_escaped(line, table=False)}" for line in _footnotes(rows, True, verbose)]
     if target is not None:
-        extra.append(f"- target: `{target.revision[:7]}`, {target.origin} ({_target_counts(target)})")
-    extra += [f"- note: {note}" for note in notes]
+        extra.append(f"- target: {md_escape.code(target.revision[:7])}, {md_escape.text(target.origin)} "
+                     f"({md_escape.text(_target_counts(target))})")
+    extra += [f"- note: {md_escape.text(note)}" for note in notes]
     definitions = footnotes.lines()
     return "\n".join(lines + ([""] + extra if extra else []) + ([""] + definitions if definitions else [])) + "\n"
 
@@ -489,7 +507,8 @@ def render_json(rows: list[BranchStatus], target=None, notes=(), nixpkgs=None) -
         "branches": [_row_json(row) for row in rows],
         "notes": list(notes),
     }
-    return json.dumps(document, indent=2) + "\n"  # ASCII: every escape is JSON's own, nothing left for printable
+    # ASCII: every escape is JSON's own, nothing left for printable; a byte that is not UTF-8 reads `\\xff`
+    return json.dumps(visible_data(document), indent=2) + "\n"
 
 
 def _row_json(row: BranchStatus) -> dict:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from pinshift.report import DEFAULT_MARKDOWN_LIMIT, check_markdown_limit
 from pinshift.report.display import printable
 
 NO_NIX = ("pinshift diff evaluates recipes with nix-instantiate, which is not on PATH: install Nix (Debian: "
@@ -24,7 +25,10 @@ NO_NIX = ("pinshift diff evaluates recipes with nix-instantiate, which is not on
 @click.option("--output", type=click.Path(dir_okay=False), default=None, help="Write the report to FILE instead of stdout.")
 @click.option("--verbose", "-v", is_flag=True, help="List every recipe of each group (text; Markdown and JSON always do), "
               "and say when Nix could not be given a network namespace of its own.")
-def diff(base, target, paths, repo, fmt, output, verbose) -> None:
+@click.option("--markdown-limit", type=int, default=DEFAULT_MARKDOWN_LIMIT, metavar="CHARS", show_default=True,
+              callback=check_markdown_limit, help="Longest Markdown report; recipe lists, then groups of recipes "
+                                                  "are left out to fit, and the report says how many.")
+def diff(base, target, paths, repo, fmt, output, verbose, markdown_limit) -> None:
     """Evaluate the recipes of BASE and TARGET (read from git, nothing checked out) against pinshift's stand-in
     nixpkgs, offline, and show what each builds differently: same, changed (each attribute, before → after),
     broken (evaluated on BASE, fails on TARGET), fixed, failing (on both), added, removed. PATHS (paths,
@@ -33,7 +37,7 @@ def diff(base, target, paths, repo, fmt, output, verbose) -> None:
     from pinshift.checks.evaluation import find_nix
     from pinshift.errors import UsageError
     from pinshift.git.repo import Repository
-    from pinshift.report import check_output_path
+    from pinshift.report import check_output_path, echo_report, write_report
     from pinshift.report.diff import count_line, render
 
     if output:
@@ -49,13 +53,11 @@ def diff(base, target, paths, repo, fmt, output, verbose) -> None:
 
         if network_note():
             click.echo(printable(f"pinshift: note: {network_note()}"), err=True)
-    text = render(result, fmt, verbose)
+    text = render(result, fmt, verbose, markdown_limit)
     if output:
-        from pinshift.files.tree import write_atomic
-
-        write_atomic(Path(output), text.encode("utf-8"))
+        write_report(output, text)
         click.echo(printable(f"pinshift: {count_line(result.recipes)}; report written to {output}"), err=True)
     else:
-        click.echo(text, nl=False)
+        echo_report(text)
     if result.broken:
         raise click.exceptions.Exit(1)

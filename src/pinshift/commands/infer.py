@@ -54,12 +54,6 @@ def infer(base: str, target: str, files: tuple[str, ...], output: str | None, re
 
 
 def _write(output: str, text: str) -> None:
-    from pinshift.errors import UsageError
-    from pinshift.files.tree import write_atomic
-    from pinshift.report import check_output_path
+    from pinshift.report import write_report
 
-    path = check_output_path(output)
-    try:
-        write_atomic(path, text.encode("utf-8"))
-    except OSError as error:
-        raise UsageError(f"--output {output}: cannot write ({error.strerror or error})") from None
+    write_report(output, text)

@@ -132,13 +132,15 @@ def _write_fanout_reports(outcomes, report, fmt, recipe, options, table) -> None
             text = "\n".join(f"== {printable(o.base)} → {printable(o.target)}\n{render(o.plan, report)}"
                              for o in outcomes if o.plan)
         if report.output:
-            from pinshift.files.tree import write_atomic
+            from pinshift.report import write_report
 
-            write_atomic(Path(report.output), text.encode("utf-8"))
+            write_report(report.output, text)
             click.echo(table, nl=False)
             click.echo(f"pinshift: report written to {report.output}", err=True)
         else:
-            click.echo(text, nl=False)
+            from pinshift.report import echo_report
+
+            echo_report(text)
             click.echo(table, nl=False, err=True)
     else:
         if options.dry_run:

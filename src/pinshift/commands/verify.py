@@ -50,12 +50,13 @@ def verify(paths, nixpkgs, rev, evaluate, fmt, max_bytes) -> None:
 def render_verification(result, fmt: str) -> str:
     """Findings as lint prints them; JSON and Markdown add the evaluated pname/version and the notes."""
     from pinshift.checks.findings import render_findings
+    from pinshift.languages.markdown_escape import cell, code, text as markdown_text
 
     text = render_findings(result.findings, fmt, "pinshift verify", result.to_json() if fmt == "json" else None)
     if fmt == "markdown":
         if result.evaluations:
             text += "\n| recipe | pname | version |\n|---|---|---|\n" + "".join(
-                f"| `{path}` | {value.get('pname')} | {value.get('version')} |\n"
+                f"| {code(path, table=True)} | {cell(str(value.get('pname')))} | {cell(str(value.get('version')))} |\n"
                 for path, value in sorted(result.evaluations.items()))
-        text += "".join(f"\n> {note}\n" for note in result.notes)
+        text += "".join(f"\n> {markdown_text(note)}\n" for note in result.notes)
     return text

@@ -251,7 +251,9 @@ class PlumbingCommits:
         args = ["commit-tree", tree, "-p", self.head, "-F", "-"]
         if self._sign:
             args.insert(1, "-S")
-        self.head = self._git(*args, data=stripspace(message).encode("utf-8")).decode().strip()
+        # a file name that is not UTF-8 is shown as `\xff` in the message, as in every report (git wants UTF-8)
+        shown = stripspace(message).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        self.head = self._git(*args, data=shown.encode("utf-8")).decode().strip()
         return self.head
 
     def close(self) -> None:

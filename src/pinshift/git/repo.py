@@ -73,8 +73,16 @@ def listed_files(directory: Path) -> list[str] | None:
 
 
 def _first_line(error) -> str:
-    """The first meaningful line git printed for a failed command."""
-    text = (getattr(error, "stderr", "") or getattr(error, "stdout", "") or str(error)).strip()
+    """The first meaningful line git printed for a failed command (`error`: GitPython's error, or git's text)."""
+    if isinstance(error, bytes):
+        error = error.decode("utf-8", "replace")
+    if isinstance(error, str):
+        text = error
+    else:
+        text = getattr(error, "stderr", "") or getattr(error, "stdout", "") or str(error)
+        if isinstance(text, bytes):
+            text = text.decode("utf-8", "replace")
+    text = str(text).strip()
     lines = [line.strip().removeprefix("stderr: ").strip("'").strip() for line in text.splitlines()]
     lines = [line for line in lines if line and not line.startswith(("hint:", "Cmd('git')"))]
     return lines[0] if lines else "git failed"
@@ -336,12 +344,18 @@ class Repository:
         return sorted(found)
 
     def commit_of(self, name: str) -> str | None:
-        """The commit of a local branch, a remote-tracking branch or any commit-ish; None when none is."""
+        """The commit of a local branch, a remote-tracking branch or any commit-ish git's rev-parse reads
+        (`HEAD~2`, `v1^{commit}`, `:/message`, `@{u}`); None when none is.
+
+        The name is resolved first and peeled to a commit after: `:/msg^{commit}` would search for the message
+        `msg^{commit}`. Callers refuse a name that starts with `-` before this (never an option to git).
+        """
         import git
 
         for candidate in (f"refs/heads/{name}", f"refs/remotes/{name}", name):
             try:
-                return self.repo.git.rev_parse("--verify", "-q", "--end-of-options", f"{candidate}^{{commit}}")
+                found = self.repo.git.rev_parse("--verify", "-q", "--end-of-options", candidate)
+                return self.repo.git.rev_parse("--verify", "-q", "--end-of-options", f"{found}^{{commit}}")
             except git.GitCommandError:
                 continue
         return None
@@ -499,6 +513,29 @@ class Repository:
             self.repo.git.var("GIT_AUTHOR_IDENT")
         except git.GitCommandError as error:
             raise GitError(f"git cannot commit here: {_first_line(error)} (set user.name and user.email)") from None
+
+    def check_signing(self) -> None:
+        """With `commit.gpgSign` set, sign a throwaway commit before anything is created; git's message when it
+        cannot (a missing key, no agent). The commit goes to a temporary object folder: the repository gets nothing.
+        """
+        if not self.config_bool("commit.gpgSign"):
+            return
+        objects = self.repo.git.rev_parse("--git-path", "objects")
+        with tempfile.TemporaryDirectory(prefix="pinshift-sign-") as scratch:
+            env = dict(os.environ, GIT_OBJECT_DIRECTORY=scratch,
+                       GIT_ALTERNATE_OBJECT_DIRECTORIES=str(self.root / objects) if not os.path.isabs(objects)
+                       else objects)
+
+            def run(*args: str, data: bytes | None = None) -> subprocess.CompletedProcess:
+                return subprocess.run(["git", *args], cwd=self.root, env=env, input=data, capture_output=True,
+                                      stdin=None if data is not None else subprocess.DEVNULL)
+
+            tree = run("mktree", data=b"")
+            done = run("commit-tree", "-S", "-m", "pinshift: can git sign here?", tree.stdout.decode().strip()) \
+                if tree.returncode == 0 else tree
+        if done.returncode != 0:
+            raise GitError(f"git cannot sign commits here (commit.gpgSign is set): {_first_line(done)}; fix the "
+                           "signing key (user.signingKey) or turn commit.gpgSign off for this repository")
 
     def hooks_path(self) -> str | None:
         """`core.hooksPath` made absolute when it is relative, else None (git finds the hooks as usual).

@@ -107,12 +107,15 @@ def parse_recipe(data: Mapping[str, Any], source: str) -> Recipe:
         if not isinstance(raw, Mapping):
             raise RecipeError(f"{source}: step {number}: must be a table")
         kind = raw.get("kind")
-        where = f"{source}: step {number}" + (f" ({kind})" if isinstance(kind, str) else "")
+        where = f"{source}: step {number}" + (f" ({kind})" if isinstance(kind, str) and kind else "")
         unknown = set(raw) - _STEP_KEYS
         if unknown:
             raise RecipeError(f"{where}: unknown key '{sorted(unknown)[0]}' (known: {', '.join(sorted(_STEP_KEYS))})")
-        if not isinstance(kind, str) or not kind:
+        if kind is None:
             raise RecipeError(f"{where}: missing key 'kind'")
+        if not isinstance(kind, str) or not kind:
+            shown = "an empty string" if kind == "" else _toml_type(kind)
+            raise RecipeError(f"{where}: 'kind' must be the name of a step kind (a string), not {shown}")
         params = raw.get("params", {})
         if not isinstance(params, Mapping):
             raise RecipeError(f"{where}: 'params' must be a table")

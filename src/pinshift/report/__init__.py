@@ -22,11 +22,13 @@ from pathlib import Path
 
 import click
 
+from pinshift.languages.display import visible_bytes
 from pinshift.report.display import printable
+from pinshift.report.markdown_fit import LIMIT
 from pinshift.errors import UsageError
 from pinshift.planning.plan import Plan
 
-DEFAULT_MARKDOWN_LIMIT = 65_000  # GitHub rejects comments over 65,536 characters
+DEFAULT_MARKDOWN_LIMIT = LIMIT  # GitHub rejects comments over 65,536 characters
 _LIMIT_KEY = "pinshift.report.markdown_limit"
 _VERBOSE_KEY = "pinshift.report.verbose"
 
@@ -41,11 +43,16 @@ class ReportOptions:
     verbose: bool = False  # text: list every file of a group and every repeated warning, not one line per group
 
 
+def check_markdown_limit(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
+    """The --markdown-limit callback: at least 1000 characters."""
+    if value is not None and value < 1000:
+        raise click.BadParameter("must be at least 1000 characters")
+    return value
+
+
 def _remember_limit(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
     # Stored on the context rather than passed to the command, so commands keep their signatures.
-    if value is not None:
-        if value < 1000:
-            raise click.BadParameter("must be at least 1000 characters")
+    if check_markdown_limit(ctx, param, value) is not None:
         ctx.meta[_LIMIT_KEY] = value
     return value
 
@@ -182,15 +189,26 @@ def check_output_directory(target: str | os.PathLike) -> Path:
     return path
 
 
-def _write_file(target: str, text: str | Iterable[str]) -> None:
+def write_report(target: str | os.PathLike, text: str | Iterable[str]) -> None:
+    """Write a report to file `target` atomically: the previous file stays whole until the new one is; a write that
+    fails (full disk, `ulimit -f`, a read-only place) raises UsageError and leaves no temporary file.
+
+    A file name that is not UTF-8 cannot reach the file raw: its bytes are shown as `\\xff` (`visible_bytes`).
+    """
     from pinshift.files.tree import write_atomic
 
     path = check_output_path(target)
     pieces = (text,) if isinstance(text, str) else text
     try:
-        write_atomic(path, (piece.encode("utf-8") for piece in pieces))
+        write_atomic(path, (visible_bytes(piece).encode("utf-8") for piece in pieces))
     except OSError as error:
-        raise UsageError(f"--output {target}: cannot write ({error.strerror or error})") from None
+        raise UsageError(f"--output {target}: cannot write ({error.strerror or error}); "
+                         "the previous file is unchanged") from None
+
+
+def echo_report(text: str) -> None:
+    """Print a report on stdout, a name that is not UTF-8 shown as `\\xff`."""
+    click.echo(visible_bytes(text), nl=False, color=True)
 
 
 def finding_lines(plan: Plan, verbose: bool = False) -> list[str]:
@@ -219,10 +237,10 @@ def emit(plan: Plan, options: ReportOptions) -> int:
     else:
         pieces = iter((render(plan, options, color=use_color(options, stdout)),))
     if options.output:
-        _write_file(options.output, pieces)
+        write_report(options.output, pieces)
     else:
         for piece in pieces:
-            click.echo(piece, nl=False, color=True)
+            echo_report(piece)
     for line in finding_lines(plan, options.verbose):
         click.echo(f"pinshift: {printable(line)}", err=True)
     if options.output:

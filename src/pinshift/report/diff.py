@@ -4,7 +4,10 @@ recipes build" section of migrate's report.
 Recipes whose status and changes (or error) are the same are one line, the first of them named
 (pinshift.checks.build_changes.group), as the migrate report groups identical edits: `66 recipes: nixpkgs
 6a030d5 → 0182a36; python3Packages.torch → python313Packages.torch; nothing else`. `verbose` lists every
-recipe of a group; Markdown and JSON always list them. Everything from a file goes through `printable`.
+recipe of a group; Markdown and JSON always list them. Everything from a file goes through `printable`; in
+Markdown through pinshift.languages.markdown_escape. The Markdown report fits `--markdown-limit`
+(pinshift.report.markdown_fit): recipe lists are left out first, then whole groups (those that build the
+same first, broken ones last), and a line counts what was left out.
 """
 
 from __future__ import annotations
@@ -14,7 +17,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from pinshift.checks.build_changes import DiffGroup, RecipeDiff, change_words, counts, group
+from pinshift.languages.markdown_escape import code, text as markdown_text
+from pinshift.languages.display import visible_bytes
 from pinshift.report.display import printable
+from pinshift.report.markdown_fit import LIMIT, Part, cut, leave_out
 from pinshift.report.totals import endpoint, plural
 
 SCHEMA = "pinshift.diff/1"
@@ -79,35 +85,69 @@ def render_text(result, verbose: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _code(text: str) -> str:
-    text = printable(text).replace("|", "\\|")
-    fence = "``" if "`" in text else "`"
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
+def render_markdown(result, limit: int = LIMIT) -> str:
+    """The report as one pull-request comment of at most `limit` characters (groups are left out to fit, saying so)."""
+    head = [f"## What the recipes build: {code(result.base)} → {code(result.target)}", "",
+            f"{count_line(result.recipes)} ({code(result.base_commit[:7])} → {code(result.target_commit[:7])}).", ""]
+    found = group(result.recipes, result.keys)
+
+    def render(dropped: set) -> str:
+        return "\n".join(head + markdown_groups(found, dropped)) + "\n"
+
+    text, _ = leave_out(render, group_parts(found), limit)
+    return cut(text, limit)
 
 
-def render_markdown(result) -> str:
-    lines = [f"## What the recipes build: {_code(result.base)} → {_code(result.target)}", "",
-             f"{count_line(result.recipes)} ({result.base_commit[:7]} → {result.target_commit[:7]}).", ""]
-    lines += markdown_groups(result.recipes, result.keys)
-    return "\n".join(lines) + "\n"
+_PRIORITY = {"same": 1, "broken": 3}  # groups left out first (after the recipe lists); broken ones last
 
 
-def markdown_groups(diffs: Sequence[RecipeDiff], keys: dict) -> list[str]:
-    lines = []
-    for found in group(diffs, keys):
-        head = f"- **{found.status}** — {_recipes(len(found.recipes))}: {_code(group_words(found))}"
-        if len(found.recipes) == 1:
-            lines.append(f"- **{found.status}** — {_code(found.first.label)}: {_code(group_words(found))}")
+def group_parts(found: Sequence[DiffGroup], first: int = 0) -> list[Part]:
+    """What `markdown_groups` may leave out: each group's recipe list, then whole groups (keys `("recipes", n)`,
+    `("group", n)`; `priority` counts from `first`)."""
+    parts = []
+    for number, one in enumerate(found):
+        listing = _listing(one)
+        if listing:
+            parts.append(Part(("recipes", number), "\n".join(listing), _LISTING_LEFT_OUT, first, number))
+        line = _group_head(one)
+        parts.append(Part(("group", number), "\n".join([line] + listing), "", first + _PRIORITY.get(one.status, 2),
+                          number))  # the last groups go first: the report keeps its head
+    return parts
+
+
+_LISTING_LEFT_OUT = "  - _List left out to fit the size limit; `--format json` lists them._"
+
+
+def _group_head(found: DiffGroup) -> str:
+    if len(found.recipes) == 1:
+        return f"- **{found.status}** — {code(found.first.label)}: {code(group_words(found))}"
+    return f"- **{found.status}** — {_recipes(len(found.recipes))}: {code(group_words(found))}"
+
+
+def _listing(found: DiffGroup) -> list[str]:
+    if len(found.recipes) == 1:
+        return []
+    lines = [f"  <details><summary>{len(found.recipes)} files</summary>", ""]
+    lines += [f"  - {code(diff.label)}" for diff in found.recipes[:LISTED]]
+    if len(found.recipes) > LISTED:
+        lines.append(f"  - … and {len(found.recipes) - LISTED} more (`--format json` lists all)")
+    return lines + ["", "  </details>"]
+
+
+def markdown_groups(found: Sequence[DiffGroup], dropped: set = frozenset()) -> list[str]:
+    """One list item per group (its recipes in a `<details>` list), but those in `dropped` (see `group_parts`)."""
+    lines, left_out = [], []
+    for number, one in enumerate(found):
+        if ("group", number) in dropped:
+            left_out.append(one)
             continue
-        lines.append(head)
-        lines.append(f"  <details><summary>{len(found.recipes)} files</summary>")
-        lines.append("")
-        lines += [f"  - {_code(diff.label)}" for diff in found.recipes[:LISTED]]
-        if len(found.recipes) > LISTED:
-            lines.append(f"  - … and {len(found.recipes) - LISTED} more (`--format json` lists all)")
-        lines.append("")
-        lines.append("  </details>")
+        lines.append(_group_head(one))
+        lines += [_LISTING_LEFT_OUT] if ("recipes", number) in dropped else _listing(one)
+    if left_out:
+        statuses = ", ".join(f"{sum(1 for one in left_out if one.status == status)} {status}"
+                             for status in dict.fromkeys(one.status for one in left_out))
+        lines.append(f"- … {plural(len(left_out), 'group')} of {_recipes(sum(len(g.recipes) for g in left_out))} "
+                     f"({statuses}) left out to stay under the size limit; `--format json` lists every recipe")
     return lines
 
 
@@ -142,14 +182,14 @@ def groups_data(diffs: Sequence[RecipeDiff], keys: dict) -> list[dict[str, Any]]
 
 
 def render_json(result) -> str:
-    return json.dumps(diff_data(result), indent=2, ensure_ascii=False) + "\n"
+    return visible_bytes(json.dumps(diff_data(result), indent=2, ensure_ascii=False), json=True) + "\n"
 
 
-def render(result, fmt: str | None, verbose: bool = False) -> str:
+def render(result, fmt: str | None, verbose: bool = False, markdown_limit: int = LIMIT) -> str:
     if fmt == "json":
         return render_json(result)
     if fmt == "markdown":
-        return render_markdown(result)
+        return render_markdown(result, markdown_limit)
     return render_text(result, verbose)
 
 
@@ -179,7 +219,15 @@ def builds_lines(builds, verbose: bool = False) -> list[str]:
     return lines
 
 
-def builds_markdown(builds) -> list[str]:
+def builds_found(builds) -> list[DiffGroup]:
+    """The groups of recipes migrate's Markdown report shows: those that do not build the same."""
+    if builds is None or not builds.checked:
+        return []
+    return group([diff for diff in builds.recipes if diff.status != "same"], builds.keys)
+
+
+def builds_markdown(builds, dropped: set = frozenset()) -> list[str]:
+    """Migrate's section; `dropped` holds keys of `group_parts(builds_found(builds))` left out to fit."""
     if builds is None:
         return []
     lines = ["### What the recipes build", ""]
@@ -188,10 +236,10 @@ def builds_markdown(builds) -> list[str]:
         lines.append(f"{count_line(builds.recipes)} (evaluated offline against pinshift's stand-in nixpkgs).")
         lines.append("")
         if changed:
-            lines += markdown_groups(changed, builds.keys)
+            lines += markdown_groups(builds_found(builds), dropped)
         else:
             lines.append("Nothing changes.")
-    lines += [f"> {printable(note)}" for note in builds.notes]
+    lines += [f"> {markdown_text(note)}" for note in builds.notes]
     lines.append("")
     return lines
 

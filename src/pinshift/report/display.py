@@ -1,45 +1,6 @@
-"""Text from files, made safe to show: control characters become visible escapes.
+"""`printable`, the rule for everything printed that comes from a file (pinshift.languages.display), here for the
+report modules and the commands that print."""
 
-A recipe file (or its name) can hold terminal escape sequences, a carriage return
-that hides the rest of a line, or bidirectional overrides that reorder what a
-reviewer reads ("Trojan Source"). Everything pinshift prints that comes from a
-file's bytes or a file's name goes through `printable` first, so the terminal
-shows `\\x1b[2J` instead of clearing the screen.
+from pinshift.languages.display import printable
 
-Examples:
-    >>> printable('x = "\\x1b[31mred";')
-    'x = "\\\\x1b[31mred";'
-    >>> printable("a\\rb\\tc")
-    'a\\\\rb\\tc'
-    >>> printable("crlf line\\r", keep_final_cr=True)
-    'crlf line\\r'
-"""
-
-from __future__ import annotations
-
-import re
-
-# C0 controls except tab, DEL, C1 controls, and the Unicode marks that reorder or hide text
-_UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
-_NAMED = {"\n": "\\n", "\r": "\\r", "\x1b": "\\x1b"}
-
-
-def _escape(match: re.Match[str]) -> str:
-    char = match.group()
-    if char in _NAMED:
-        return _NAMED[char]
-    code = ord(char)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-def printable(text: str, keep_newlines: bool = False, keep_final_cr: bool = False) -> str:
-    """`text` with every control character shown as an escape (`\\x1b`, `\\r`, `\\u202e`); tabs stay.
-
-    `keep_newlines`: for multi-line output, newlines stay. `keep_final_cr`: a line of a
-    CRLF file keeps its final carriage return (it hides nothing there).
-    """
-    if keep_newlines:
-        return "\n".join(printable(line, keep_final_cr=keep_final_cr) for line in text.split("\n"))
-    if keep_final_cr and text.endswith("\r"):
-        return _UNSAFE.sub(_escape, text[:-1]) + "\r"
-    return _UNSAFE.sub(_escape, text)
+__all__ = ["printable"]

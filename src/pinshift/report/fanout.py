@@ -17,6 +17,8 @@ import json
 import re
 from pathlib import Path
 
+from pinshift.languages.markdown_escape import cell, code, link, text as markdown_text
+from pinshift.languages.display import visible_bytes
 from pinshift.report.display import printable
 from pinshift.report.totals import plural, short
 
@@ -55,14 +57,13 @@ def render_table(outcomes, dry_run: bool) -> str:
 
 
 def _markdown_table(outcomes, links: dict[str, str] | None = None) -> list[str]:
-    from pinshift.report.markdown import cell, code
-
     lines = ["| base | branch | result | files per step | files | warnings |", "|---|---|---|---|---|---|"]
     for o in outcomes:
-        branch = code(o.target or "?")
+        branch = code(o.target or "?", table=True)
         if links and o.target in links:
-            branch = f"[{branch}]({links[o.target]})"
-        lines.append(f"| {code(o.base)} | {branch} | {cell(_result(o))} | {cell(_steps(o))} | {o.files} | {o.warnings} |")
+            branch = link(branch, links[o.target])
+        lines.append(f"| {code(o.base, table=True)} | {branch} | {cell(_result(o))} | {cell(_steps(o))} | {o.files} "
+                     f"| {o.warnings} |")
     return lines
 
 
@@ -73,7 +74,7 @@ def _demoted(markdown: str) -> str:
 
 def render_markdown(outcomes, recipe: str, limit: int, link_base: str | None = None) -> str:
     """One document: the table, then a section per branch with its own report."""
-    from pinshift.report.markdown import code, render_markdown as branch_markdown
+    from pinshift.report.markdown import render_markdown as branch_markdown
 
     lines = [f"## pinshift fan-out: recipe {code(recipe)} onto {plural(len(outcomes), 'base')}", ""]
     lines += _markdown_table(outcomes) + [""]
@@ -83,7 +84,7 @@ def render_markdown(outcomes, recipe: str, limit: int, link_base: str | None = N
         if o.plan is not None:
             lines.append(_demoted(branch_markdown(o.plan, limit, link_base)).rstrip("\n"))
         else:
-            lines.append(f"Failed before planning: {printable(o.reason)}")
+            lines.append(f"Failed before planning: {markdown_text(o.reason)}")
         lines.append("")
     return "\n".join(lines)
 
@@ -101,7 +102,7 @@ def render_json(outcomes, recipe: str, dry_run: bool) -> str:
             "report": report_data(o.plan) if o.plan is not None else None,
         } for o in outcomes],
     }
-    return json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
+    return visible_bytes(json.dumps(data, indent=2, ensure_ascii=False, default=str), json=True) + "\n"
 
 
 INDEX = "index"  # the index's file name before its suffix: no branch's file can have it
@@ -136,8 +137,7 @@ def write_directory(outcomes, directory: Path, fmt: str, recipe: str, dry_run: b
                     link_base: str | None = None) -> list[Path]:
     """One report per branch (`file_name(branch)` + `.md` / `.json` / `.txt`) and an index; the files written,
     the index last."""
-    from pinshift.files.tree import write_atomic
-    from pinshift.report import render
+    from pinshift.report import render, write_report
     from pinshift.report import ReportOptions
 
     suffix = {"markdown": ".md", "json": ".json"}.get(fmt, ".txt")
@@ -148,17 +148,15 @@ def write_directory(outcomes, directory: Path, fmt: str, recipe: str, dry_run: b
         name = file_name(o.target) + suffix
         if name in links.values():  # two outcomes of one branch: never the case after fanout.plan_targets
             raise ValueError(f"two reports would be written to {name}")
-        write_atomic(directory / name, render(o.plan, ReportOptions(fmt, None, False, False, limit)).encode())
+        write_report(directory / name, render(o.plan, ReportOptions(fmt, None, False, False, limit)))
         links[o.target] = name
         written.append(directory / name)
     if fmt == "json":
         text = render_json(outcomes, recipe, dry_run)
     elif fmt == "markdown":
-        from pinshift.report.markdown import code
-
         text = "\n".join([f"## pinshift fan-out: recipe {code(recipe)}", ""] + _markdown_table(outcomes, links)) + "\n"
     else:
         text = render_table(outcomes, dry_run)
     index = directory / f"{INDEX}{suffix}"
-    write_atomic(index, text.encode())
+    write_report(index, text)
     return written + [index]

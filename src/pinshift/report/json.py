@@ -17,6 +17,7 @@ from typing import Any
 from pinshift.planning.diff import diff_text
 from pinshift.languages import parser_name
 from pinshift.planning.plan import AppliedEdit, FileChange, Plan, StepPlan, Warning
+from pinshift.languages.display import visible_bytes
 from pinshift.report.diff import builds_data
 from pinshift.report.groups import (ChangeGroup, Location, MessageGroup, change_groups, note_groups, refused_groups,
                                     skipped_groups, warning_groups)
@@ -133,7 +134,8 @@ def render_json(plan: Plan) -> str:
 
 def iter_json(plan: Plan) -> Iterator[str]:
     """The report's text in pieces, as it is written: a 40,000-file report is never held whole in memory."""
-    yield from iter_indented(report_data(plan, lazy=True))
+    for piece in iter_indented(report_data(plan, lazy=True)):
+        yield visible_bytes(piece, json=True)  # a name that is not UTF-8: `\\xff` (pinshift.languages.display)
     yield "\n"
 
 

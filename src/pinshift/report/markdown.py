@@ -7,66 +7,41 @@ of identical edits once, its representative's diff in full and its files in a `<
 documentation groups (README, Markdown) first, then the others in step order.
 
 GitHub rejects comments over 65,536 characters, so the report stays under `limit` by leaving out,
-in this order and saying so for each: file and location lists (largest first), diffs of groups that
-are not documentation (largest first), documentation diffs (largest first); then it shortens the
-warnings list and, as a last resort, cuts the text. Diffs are decoded with replacement characters
+in this order and saying so for each (pinshift.report.markdown_fit): file, location and recipe lists
+(largest first), diffs of groups that are not documentation (largest first), documentation diffs and groups of
+"What the recipes build" (largest first), broken recipes; then it shortens the warnings list and, as a last
+resort, cuts the text at a line boundary. Every value from a commit goes through
+pinshift.languages.markdown_escape. Diffs are decoded with replacement characters
 for display only.
 """
 
 from __future__ import annotations
 
-import html
 import posixpath
-from dataclasses import dataclass
 
+from pinshift.languages.markdown_escape import cell, code, fence, html_code, link
 from pinshift.planning.diff import diff_text
-from pinshift.report.diff import builds_markdown
+from pinshift.report.diff import builds_found, builds_markdown, group_parts
 from pinshift.report.display import printable
+from pinshift.report.markdown_fit import LIMIT, Part, cut, leave_out
 from pinshift.planning.plan import FileChange, Plan, StepPlan
 from pinshift.report.groups import (ChangeGroup, Location, MessageGroup, change_groups, note_groups, refused_groups,
                                     run_notes, skipped_groups, warning_groups)
 from pinshift.report.totals import endpoint, parsers_line, plural, short, totals
 from pinshift.report.words import NEW_NAME, OLD_NAME, EditSummary, edit_summaries, moved, shorten
 
-DEFAULT_LIMIT = 65_000
-_CUT_MARK = "\n\n_… report cut to stay under the size limit._\n"
+DEFAULT_LIMIT = LIMIT
 _SENTENCES = 8  # distinct edits described per step; the diffs show the rest
-
-
-def cell(text: str) -> str:
-    """Text that stays inside one table cell: no line breaks, pipes escaped, HTML inert, control characters shown."""
-    return html.escape(printable(" ".join(text.split())), quote=False).replace("|", "\\|")
-
-
-def code(text: str) -> str:
-    """An inline code span that survives backticks in `text` (control characters shown as escapes)."""
-    text = printable(text)
-    fence = "`"
-    while fence in text:
-        fence += "`"
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
-
-
-def _fence(body: str) -> str:
-    fence = "```"
-    while fence in body:
-        fence += "`"
-    return fence
-
-
-def _html_code(path: str) -> str:
-    return f"<code>{html.escape(printable(path))}</code>"
 
 
 _ARROWS = {"renamed": "→", "cloned": "⇒"}
 
 
 def _names(change: FileChange) -> str:
-    """`<code>path</code>`, or `<code>old</code> → <code>new</code>` for a renamed (⇒ cloned) file."""
+    """`` `path` ``, or `` `old` → `new` `` for a renamed (⇒ cloned) file."""
     old = change.old_path or change.source
-    new = _html_code(change.path)
-    return new if old is None else f"{_html_code(old)} {_ARROWS[change.operation]} {new}"
+    new = code(change.path)
+    return new if old is None else f"{code(old)} {_ARROWS[change.operation]} {new}"
 
 
 def _has_diff(change: FileChange) -> bool:
@@ -82,7 +57,7 @@ def _input_commit(plan: Plan, step: StepPlan) -> str:
 def _where(location: Location, commit: str, link_base: str | None) -> str:
     label = f"{location.path}:{location.line}" if location.line else location.path
     if link_base and commit and location.line:
-        return f"[{code(label)}]({link_base.rstrip('/')}/blob/{commit}/{location.path}#L{location.line})"
+        return link(code(label), f"{link_base.rstrip('/')}/blob/{commit}/{location.path}#L{location.line}")
     return code(label)
 
 
@@ -167,32 +142,22 @@ def step_words(step: StepPlan) -> list[str]:
 # --- grouped findings ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Block:
-    """A part of the comment that can be left out to fit the limit: `full` when kept, `short` when not."""
-
-    key: tuple
-    full: str
-    short: str
-    priority: int  # lower is left out first
-
-
-def _locations_block(key: tuple, group: MessageGroup) -> _Block:
+def _locations_block(key: tuple, group: MessageGroup) -> Part:
     paths = [location.path for location in group.locations]
     directory = _directory(paths)
     shown = [str(location) for location in group.locations]
     if directory:
         shown = [text[len(directory) + 1:] for text in shown]
-    where = f" in {_html_code(directory + '/')}" if directory else ""
+    where = f" in {html_code(directory + '/')}" if directory else ""
     full = _details(f"{plural(group.count, 'location')}{where}", [code(text) for text in shown])
-    return _Block(key, full, "_List left out to fit the size limit; `--format json` lists them._\n", 0)
+    return Part(key, full, "_List left out to fit the size limit; `--format json` lists them._\n", 0)
 
 
 def _group_title(group: ChangeGroup) -> str:
-    """`<code>README.md</code> — 6 edits`, `66 files with this change — 66 edits; shown: <code>…</code>`, `removed 3 files`."""
+    """`` `README.md` — 6 edits ``, `` 66 files with this change — 66 edits; shown: `…` ``, `removed 3 files`."""
     change, count = group.representative, len(group.changes)
     if change.removed:
-        return f"removed {_html_code(change.path)}" if count == 1 else f"removed {count} files"
+        return f"removed {code(change.path)}" if count == 1 else f"removed {count} files"
     detail = plural(group.edits, "edit") if _has_diff(change) else "no change inside"
     if count == 1:
         return f"{_names(change)} — {detail}"
@@ -205,7 +170,7 @@ class _Layout:
     def __init__(self, plan: Plan, link_base: str | None):
         self.plan = plan
         self.link_base = link_base
-        self.blocks: dict[tuple, _Block] = {}
+        self.blocks: dict[tuple, Part] = {}
         self.groups = [(step, number, group) for step in plan.steps
                        for number, group in enumerate(change_groups(step))]
         self.groups.sort(key=lambda item: (not item[2].documentation, item[0].index, item[1]))
@@ -217,6 +182,7 @@ class _Layout:
                 if group.count > 1:
                     key = ("locations", index, kind, number)
                     self.blocks[key] = _locations_block(key, group)
+        self.blocks.update((part.key, part) for part in group_parts(builds_found(plan.builds)))
         listed: dict[frozenset, int] = {}
         for step, number, group in self.groups:
             self._add_group_blocks(step, number, group, listed)
@@ -227,10 +193,10 @@ class _Layout:
             body = printable(diff_text(change.path, change.before or b"", change.after or b"",
                                        old_path=change.old_path or change.source),
                              keep_newlines=True, keep_final_cr=True)
-            fence = _fence(body)
+            marker = fence(body)
             lines = body.count("\n")
-            self.blocks[("diff", step.index, number)] = _Block(
-                ("diff", step.index, number), f"{fence}diff\n{body}{fence}\n",
+            self.blocks[("diff", step.index, number)] = Part(
+                ("diff", step.index, number), f"{marker}diff\n{body}{marker}\n",
                 f"_Diff left out ({plural(lines, 'line')}) to fit the size limit; `--format text` shows it._\n",
                 2 if group.documentation else 1)
         if len(group.changes) > 1:
@@ -238,10 +204,10 @@ class _Layout:
             paths = frozenset(group.paths)
             if paths in listed:
                 text = f"_The same {len(paths)} files as step {listed[paths]}._\n"
-                self.blocks[key] = _Block(key, text, text, 0)
+                self.blocks[key] = Part(key, text, text, 0)
             else:
                 listed[paths] = step.index
-                self.blocks[key] = _Block(key, self._file_list(group), "_File list left out to fit the size limit; "
+                self.blocks[key] = Part(key, self._file_list(group), "_File list left out to fit the size limit; "
                                                                        "`--format json` lists them._\n", 0)
 
     @staticmethod
@@ -253,7 +219,7 @@ class _Layout:
         for change, old in zip(group.changes, olds):
             items.append(code(cut(change.path)) if old is None
                          else f"{code(cut(old))} {_ARROWS[change.operation]} {code(cut(change.path))}")
-        where = f" in {_html_code(directory + '/')}" if directory else ""
+        where = f" in {html_code(directory + '/')}" if directory else ""
         return _details(f"{plural(len(items), 'file')}{where}", items)
 
     def block(self, key: tuple, dropped: set) -> str:
@@ -288,10 +254,10 @@ class _Layout:
         rows = ["| " + " | ".join(columns) + " |", "|" + "|".join(align) + "|"]
         for step in self.plan.steps:
             changed = f"{len(step.changed)} ({step.operation_counts})" if step.operation_counts else str(len(step.changed))
-            values = [str(step.index), cell(step.title), code(step.kind), changed,
+            values = [str(step.index), cell(step.title), code(step.kind, table=True), changed,
                       str(step.edit_count), str(len(step.warnings))]
             if not self.plan.dry_run:
-                values.append(code(short(step.commit)) if step.commit else "—")
+                values.append(code(short(step.commit), table=True) if step.commit else "—")
             rows.append("| " + " | ".join(values) + " |")
         return rows + [""]
 
@@ -358,7 +324,7 @@ class _Layout:
         return lines
 
     def render(self, dropped: set, warning_limit: int | None, limit: int) -> str:
-        lines = (self.header() + self.table() + builds_markdown(self.plan.builds) + self.words(dropped)
+        lines = (self.header() + self.table() + builds_markdown(self.plan.builds, dropped) + self.words(dropped)
                  + self.warnings(warning_limit, dropped)
                  + self.problems(dropped) + self.diffs(dropped))
         if dropped:
@@ -370,28 +336,10 @@ class _Layout:
 def render_markdown(plan: Plan, limit: int = DEFAULT_LIMIT, link_base: str | None = None) -> str:
     """The report as one GitHub comment of at most `limit` characters."""
     layout = _Layout(plan, link_base)
-    dropped: set = set()
-    text = layout.render(dropped, None, limit)
-    candidates = sorted(layout.blocks.values(),
-                        key=lambda b: (b.priority, -len(b.full), b.key))
-    excess = len(text) - limit
-    for block in candidates:
-        if excess <= 0:
-            break
-        if len(block.short) >= len(block.full):
-            continue  # leaving it out would not make the comment shorter
-        dropped.add(block.key)
-        excess -= len(block.full) - len(block.short)
-        if excess <= 0:
-            text = layout.render(dropped, None, limit)  # the note about what was left out costs characters too
-            excess = len(text) - limit
-    if len(text) > limit:
-        text = layout.render(dropped, None, limit)
+    text, dropped = leave_out(lambda left_out: layout.render(left_out, None, limit), layout.blocks.values(), limit)
     found = sum(len(groups) for (_, kind), groups in layout.finding_groups.items() if kind == "warning")
     warning_limit = found
     while len(text) > limit and warning_limit > 0:
         warning_limit //= 2
         text = layout.render(dropped, warning_limit, limit)
-    if len(text) > limit:
-        text = text[: max(limit - len(_CUT_MARK), 0)] + _CUT_MARK
-    return text
+    return cut(text, limit)
