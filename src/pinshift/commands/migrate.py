@@ -38,6 +38,9 @@ def summary(result, verbose: bool = False) -> str:
                      f"{migration.recipe.name}")
     lines.append(f"branch  {migration.target} ({short(head)})")
     lines.append(f"base    {migration.base} ({short(migration.base_commit)})")
+    if migration.resumed is not None:  # --resume stops when the branch is on another commit than the base's
+        lines.append(f"resumed after step {migration.first_step - 1}, on {migration.base} "
+                     f"({short(migration.resumed.fork)})")
     lines.append(f"recipe  {migration.recipe.name}")
     for step in plan.steps:
         commit = short(step.commit) if step.commit else "-" * 7
