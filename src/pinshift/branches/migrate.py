@@ -261,6 +261,30 @@ def failure(step: StepPlan, strict: bool) -> str | None:
     return None
 
 
+def essential(step: RecipeStep, kind: StepKind) -> bool:
+    """A step that must change something for a branch to be made: every step, unless the recipe says
+    `optional = true` or its kind is optional by default (README, metadata: StepKind.optional)."""
+    return not (step.optional if step.optional is not None else kind.optional)
+
+
+def needless(migration: Migration, planned: Plan) -> str | None:
+    """Why no branch may be made although some steps change files: the first essential step that changes
+    nothing on this base (with the first note it left, which says why: `pins 46336d4, not '6a030d5'`), or None.
+    A recipe that changes nothing at all is `nothing to change`/`nothing to do` instead, never this."""
+    if not planned.would_change:
+        return None
+    for step in planned.steps:
+        recipe_step, kind, _ = migration.steps[step.index - 1]
+        if step.changed or step.refused or not essential(recipe_step, kind):
+            continue
+        notes = [note for change in step.files for note in change.notes]
+        why = f" ({notes[0]})" if notes else ""
+        short = migration.repository.short(migration.base_commit)
+        return (f"{migration.base} ({short}): step {step.index}/{step.total} {step.kind} changes nothing{why}, "
+                f"and the recipe needs it (not optional = true)")
+    return None
+
+
 # --- committing -----------------------------------------------------------------------------
 
 
@@ -308,6 +332,10 @@ def run(migration: Migration, planned: Plan) -> Result:
                                                                            for s in planned.steps):
         result.nothing_to_change = True  # a branch identical to its base would only mislead
         return result
+    reason = needless(migration, planned)
+    if reason is not None:
+        raise StepFailed(f"{reason}; no branch made" if migration.target_commit is None else
+                         f"{reason}; branch {migration.target} unchanged")
     failing = next((s for s in planned.steps if failure(s, options.strict)), None)
     if failing is not None and not options.keep_partial:
         raise _step_failed(failing, failure(failing, options.strict), migration, None)

@@ -167,7 +167,7 @@ def run_migration(options, report, verify=None) -> int:
     Several bases (`--from` given more than once or as a glob, or a recipe's `bases`) run as a fan-out.
     """
     from pinshift.branches.fanout import bases_of
-    from pinshift.branches.migrate import clean_stale_worktrees, failure, prepare, plan, run
+    from pinshift.branches.migrate import clean_stale_worktrees, failure, needless, prepare, plan, run
     from pinshift.report import check_output_directory, check_output_path, output_is_directory
 
     from pinshift.planning.memo import PlanMemo
@@ -196,6 +196,10 @@ def run_migration(options, report, verify=None) -> int:
     if options.dry_run:
         code = emit(planned, report)
         if any(failure(step, options.strict) for step in planned.steps):
+            code = max(code, 1)
+        reason = needless(migration, planned)
+        if reason is not None:  # what the run would stop on (pinshift.branches.migrate.run)
+            click.echo(printable(f"pinshift: {reason}; no branch would be made"), err=True)
             code = max(code, 1)
         return code
     for line in clean_stale_worktrees(migration):
