@@ -9,6 +9,7 @@ base, exit 1, one line naming the base, the step and why. `pinshift show` says t
 
 from __future__ import annotations
 
+import json
 import re
 
 from conftest import git
@@ -46,13 +47,20 @@ def test_a_needed_pin_swap_that_finds_nothing_stops_the_base(repo, run_cli):
     assert snapshot(repo) == before  # no branch, nothing else
 
 
-def test_the_dry_run_says_so_and_exits_1(repo, run_cli):
+def test_the_dry_run_says_so_and_keeps_the_reports_exit_code(repo, run_cli):
+    """A dry run is a report (docs/ci.md posts it on every pull request): the stop is its note, and stderr's."""
     other_pin(repo)
     refs = git(repo, "for-each-ref")
-    result = run_cli("migrate", recipe(repo), "--repo", str(repo), "--from", "pytorch-2.9-python311", "--dry-run")
-    assert result.exit_code == 1, result
-    assert "step 1/2 pin-swap changes nothing" in result.stderr and "no branch would be made" in result.stderr
+    result = run_cli("migrate", recipe(repo), "--repo", str(repo), "--from", "pytorch-2.9-python311", "--dry-run",
+                     "--format", "json")
+    assert result.exit_code == 0, result
+    notes = json.loads(result.stdout)["notes"]
+    assert any("step 1/2 pin-swap changes nothing" in n and n.endswith("; a run would make no branch") for n in notes)
+    assert "pinshift: note: pytorch-2.9-python311 (" in result.stderr and "a run would make no branch" in result.stderr
     assert git(repo, "for-each-ref") == refs
+    checked = run_cli("migrate", recipe(repo), "--repo", str(repo), "--from", "pytorch-2.9-python311", "--dry-run",
+                      "--check")
+    assert checked.exit_code == 1, checked  # --check: step 2 would still change files
 
 
 def test_an_optional_step_that_finds_nothing_lets_the_branch_be_made(repo, run_cli):

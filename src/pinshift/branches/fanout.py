@@ -187,7 +187,7 @@ def _steps(plan: Plan) -> list[StepLine]:
 def run_base(options, item: BaseTarget, verify=None) -> BaseOutcome:
     """One base as a single-base `pinshift migrate` would run it, onto the target `plan_targets` named;
     every PinshiftError becomes its failure."""
-    from pinshift.branches.migrate import clean_stale_worktrees, failure, needless, plan, prepare, run
+    from pinshift.branches.migrate import clean_stale_worktrees, failure, plan, prepare, run
 
     base, target = item.base, item.target
     try:
@@ -206,8 +206,6 @@ def run_base(options, item: BaseTarget, verify=None) -> BaseOutcome:
                                    steps=_steps(planned), plan=planned)
         if options.dry_run:
             problem = next((failure(s, options.strict) for s in planned.steps if failure(s, options.strict)), None)
-            reason = needless(migration, planned)
-            problem = problem or (f"{reason}; no branch would be made" if reason else None)
             if problem:
                 outcome.status, outcome.reason, outcome.exit_code = "failed", problem, 1
             outcome.steps = _steps(planned)

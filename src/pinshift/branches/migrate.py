@@ -212,6 +212,9 @@ def plan(migration: Migration) -> Plan:
         step.notes[:0] = migration.notes.get(step.index, [])
     if result.steps:
         check_builds(migration, result)
+    reason = needless(migration, result)
+    if reason is not None and migration.options.dry_run:  # the report says what the run would stop on
+        result.notes.append(f"{reason}; a run would make no branch")
     return result
 
 

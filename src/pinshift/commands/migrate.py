@@ -198,9 +198,8 @@ def run_migration(options, report, verify=None) -> int:
         if any(failure(step, options.strict) for step in planned.steps):
             code = max(code, 1)
         reason = needless(migration, planned)
-        if reason is not None:  # what the run would stop on (pinshift.branches.migrate.run)
-            click.echo(printable(f"pinshift: {reason}; no branch would be made"), err=True)
-            code = max(code, 1)
+        if reason is not None:  # what the run would stop on; the exit code stays the report's (docs/recipes.md)
+            click.echo(printable(f"pinshift: note: {reason}; a run would make no branch"), err=True)
         return code
     for line in clean_stale_worktrees(migration):
         click.echo(f"pinshift: {line}", err=True)
