@@ -51,6 +51,8 @@ NAME = "metadata-rev"
 # What it intends to change in what a recipe builds (pinshift.checks.build_check; docs/writing-steps.md): the marker lives in postInstall.
 BUILD_CHANGES = ("postInstall", "*.postInstall")
 LANGUAGES = ("nix",)
+# Recipes without a catalog marker are no reason to stop a migration (docs/recipes.md).
+OPTIONAL = True
 
 MARKER = b".metadata-rev"
 _MARKER = re.compile(rb"echo[ \t]+(\d+)[ \t]*>[ \t]*\$out/\.metadata-rev")

@@ -7,10 +7,14 @@ fetchFromGitHub, fetchgit and builtins.fetchGit:
   - the value of `rev = "<rev>";`.
 The old revision may be abbreviated (`6a030d5`): before any file is changed it is
 resolved by prefix against the revisions actually found at those places in every
-file. A prefix found nowhere, or matching two different revisions, stops the run
-with a message listing what was found (revision, path:line). If the old revision is
-found nowhere but the new one is, the swap is already done and the step changes
-nothing (running it twice is a no-op).
+file. A prefix matching two different revisions stops the run with a message listing
+what was found (revision, path:line). A prefix found nowhere changes nothing, and each
+file that pins another revision says so in a note (`pins 46336d4, not '6a030d5':
+nothing to swap here`). If the old revision is found nowhere but the new one is, the
+swap is already done and the step changes nothing (running it twice is a no-op).
+Either way, in `pinshift migrate` a pin-swap that changes nothing on a base while
+other steps change files stops that base: no branch is made for it (exit 1, the note
+in the message), unless the recipe step says `optional = true` (docs/recipes.md).
 
 Hashes: a fetcher that carries `sha256`/`hash` cannot stay valid after a swap; `hash`
 says what happens (migrations/_pin_swap_hashes.py has the details):

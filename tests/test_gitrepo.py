@@ -98,7 +98,9 @@ def test_step_records_read_pinshift_trailers(make_repo):
     git(root, "commit", "-q", "--allow-empty", "-m", "step one\n\nbody\n\nPinshift-Recipe: r\nPinshift-Step: 1/3 kind-a")
     git(root, "commit", "-q", "--allow-empty", "-m", "by hand")
     records = Repository.open(root).step_records(base, "HEAD")
-    assert [(r.recipe, r.step, r.total) for r in records] == [(None, None, None), ("r", 1, 3)]
+    assert [(r.subject, r.recipes, r.steps, r.has_trailers) for r in records] == \
+        [("by hand", (), (), False), ("step one", ("r",), ("1/3 kind-a",), True)]
+    assert records[1].parents == (base,) and records[0].parents == (records[1].commit,)
 
 
 def test_checked_out_at_names_the_worktree_holding_a_branch(make_repo):

@@ -10,7 +10,7 @@ import sys
 import tempfile
 
 import pytest
-from conftest import git
+from conftest import git, without_loading_notices
 from migrate_repo import (FILES, MIGRATIONS, SWAPS, assert_nothing_left, assert_one_line_error, dirty, hook, repo,
                           scratch, snapshot, swaps_args, worktree_dirs, write_recipe)
 
@@ -201,7 +201,7 @@ def test_keep_partial_then_resume_completes_the_recipe(repo, run_cli):
     assert git(repo, "log", "--format=%s", "base..swapped").splitlines() == \
         ["Swap beta for delta everywhere", "Swap alpha for gamma"]
     assert git(repo, "show", "swapped:pkgs/c.nix") == '{ x = "delta"; }\n'
-    assert "resum" not in result.stderr
+    assert "resum" not in "\n".join(without_loading_notices(result.stderr))  # (a checkout's path may hold it)
 
 
 def test_resume_of_a_finished_branch_has_nothing_to_do(repo, run_cli):

@@ -109,12 +109,14 @@ def test_show_repository_recipe_prints_every_parameter_with_defaults_marked(run_
         '  new       = "CUDA: 12.9"',
         "  regex     = false (default)",
         "  comments  = false (default)",
+        "  optional: no: if it changes nothing on a base, no branch is made",
         "",
         "step 2/2 metadata-rev: metadata-rev",
         "  files: pkgs/*.nix",
         "  value    = 7",
         '  missing  = "skip" (default)',
         "  start    = 1 (default)",
+        "  optional: yes (metadata-rev's default)",
     ]
 
 
@@ -262,7 +264,7 @@ def test_missing_parameter_names_file_step_kind_and_key(run_cli, repo):
     ('name = "x"\n[[steps]]\nkind = "metadata-rev"\n[steps.params]\nvalues = 3\n',
      "recipes/x.toml: step 1 (metadata-rev): unknown parameter 'values' (known: missing, start, value)"),
     ('name = "x"\n[[steps]]\nkind = "metadata-rev"\ntitel = "typo"\n',
-     "recipes/x.toml: step 1 (metadata-rev): unknown key 'titel' (known: files, kind, message, params, title)"),
+     "recipes/x.toml: step 1 (metadata-rev): unknown key 'titel' (known: files, kind, message, optional, params, title)"),
     ('name = "x"\nbranch = "main"\n[[steps]]\nkind = "metadata-rev"\n',
      "recipes/x.toml: unknown key 'branch' (known: base, bases, description, files, name, steps, target)"),
     ('name = "x"\n[[steps]]\ntitle = "no kind"\n',

@@ -22,7 +22,8 @@ from typing import Any
 
 from pinshift.errors import GitError, IncompleteRun, StepFailed, UsageError
 from pinshift.git.commit import open_committer, remove_stale_index_dirs, remove_stale_worktrees
-from pinshift.git.repo import Repository, StepRecord
+from pinshift.git.repo import Repository
+from pinshift.branches.resume import ResumePoint, check_base, resume_point
 from pinshift.interrupts import deferred
 from pinshift.recipes.placeholders import base_name, migration_branches
 from pinshift.planning.plan import Plan, StepPlan, iter_tree_changes
@@ -76,6 +77,7 @@ class Migration:
     first_step: int = 1  # 1-based; later than 1 when resuming
     notes: dict[int, list[str]] = field(default_factory=dict)  # step index -> what its params were filled with
     provenance: dict[int, list[str]] = field(default_factory=dict)  # step index -> lines for its commit message
+    resumed: ResumePoint | None = None  # --resume: where the branch stands (pinshift.branches.resume)
 
 
 @dataclass
@@ -148,7 +150,9 @@ def _fill_from_nixpkgs(migration: Migration) -> None:
     from pinshift.checks.pin_inputs import fill
 
     source = migration.recipe.source
-    todo = [(number, entry) for number, entry in enumerate(migration.steps, 1) if number >= migration.first_step]
+    gaps = migration.resumed.gaps if migration.resumed is not None else ()
+    first = min([migration.first_step, *(gap.first for gap in gaps)])  # --resume plans those again (check_gaps)
+    todo = [(number, entry) for number, entry in enumerate(migration.steps, 1) if number >= first]
     filled = fill([(f"{source}: step {number} ({kind.name})", kind, params) for number, (_, kind, params) in todo],
                   migration.options.nixpkgs, migration.repository.root)
     for (number, (step, kind, _)), result in zip(todo, filled):
@@ -177,30 +181,13 @@ def _existing_target(migration: Migration) -> None:
         raise GitError(f"branch '{target}' is checked out in {where}; switch that checkout to another branch "
                        "first (pinshift never moves a checked-out branch)")
     if options.resume:
-        migration.first_step = _resume_point(migration)
+        repository = migration.repository
+        point = resume_point(repository, migration.recipe.name, migration.steps, migration.base_commit, target,
+                             migration.target_commit)
+        check_base(repository, point, migration.base, migration.base_commit, target)
+        migration.resumed = point
+        migration.first_step = point.first_step
         migration.start_commit = migration.target_commit
-
-
-def _resume_point(migration: Migration) -> int:
-    """The step after the last one recorded in the target's trailers; refuse on foreign commits."""
-    records = migration.repository.step_records(migration.base_commit, migration.target_commit)
-    total = len(migration.steps)
-    if not records:
-        return 1
-    newest: StepRecord = records[0]
-    mine = [r for r in records if r.recipe == migration.recipe.name and r.step is not None]
-    if not mine:
-        raise GitError(f"branch '{migration.target}' has commits that recipe {migration.recipe.name} did not make; "
-                       "use --force to recreate it or --branch to choose another name")
-    if newest is not mine[0]:
-        foreign = migration.repository.short(newest.commit)
-        raise GitError(f"branch '{migration.target}' has commits after pinshift's last step (newest: {foreign}); "
-                       "cannot resume over them: use --force to recreate it or --branch to choose another name")
-    last = mine[0]
-    if last.total != total:
-        raise GitError(f"branch '{migration.target}' was made by a {last.total}-step version of recipe "
-                       f"{migration.recipe.name}, which now has {total} steps; use --force to recreate it")
-    return last.step + 1
 
 
 # --- planning -------------------------------------------------------------------------------
@@ -209,6 +196,7 @@ def _resume_point(migration: Migration) -> int:
 def plan(migration: Migration) -> Plan:
     """The Plan of the remaining steps, read from the start commit's objects (nothing written)."""
     repository = migration.repository
+    check_gaps(migration)
     tree = repository.tree(migration.start_commit)
     if migration.first_step > len(migration.steps):
         result = Plan(recipe=migration.recipe.name, steps=[])
@@ -219,12 +207,36 @@ def plan(migration: Migration) -> Plan:
     result.target = migration.target
     result.dry_run = migration.options.dry_run
     if migration.first_step > 1:
-        result.notes.append(f"resuming {migration.target} after step {migration.first_step - 1}")
+        result.notes.append(f"resuming {migration.target} after step {migration.first_step - 1}, on "
+                            f"{migration.base} ({repository.short(migration.base_commit)})")
     for step in result.steps:
         step.notes[:0] = migration.notes.get(step.index, [])
     if result.steps:
         check_builds(migration, result)
+    reason = needless(migration, result)
+    if reason is not None and migration.options.dry_run:  # the report says what the run would stop on
+        result.notes.append(f"{reason}; a run would make no branch")
     return result
+
+
+def check_gaps(migration: Migration) -> None:
+    """--resume: the steps before the resume point that have no commit on the branch are planned again on the
+    commit they would have run on; a step that changes something (or is refused) there would have made a
+    commit, so the branch was not made by this recipe: a GitError, before anything is created."""
+    if migration.resumed is None:
+        return
+    repository, total = migration.repository, len(migration.steps)
+    for gap in migration.resumed.gaps:
+        tree = repository.tree(gap.commit)
+        replanned = plan_recipe(tree, migration.recipe, migration.steps[:gap.last], migration.options.run, gap.first)
+        for step in replanned.steps:
+            if step.changed or step.refused:
+                what = (f"changes {len(step.changed)} file{'s' if len(step.changed) != 1 else ''}"
+                        if step.changed else "is refused")
+                raise GitError(f"branch '{migration.target}' has no commit for step {step.index}/{total} "
+                               f"({step.kind}), but that step {what} on {repository.short(gap.commit)}, where it "
+                               f"would have run; the branch was not made by this recipe ({migration.recipe.name}): "
+                               "delete it or run without --resume (--force recreates it)")
 
 
 def check_builds(migration: Migration, planned: Plan) -> None:
@@ -250,6 +262,30 @@ def failure(step: StepPlan, strict: bool) -> str | None:
     if strict and step.warnings:
         more = f" (and {len(step.warnings) - 1} more)" if len(step.warnings) > 1 else ""
         return f"warning under --strict: {step.warnings[0]}{more}"
+    return None
+
+
+def essential(step: RecipeStep, kind: StepKind) -> bool:
+    """A step that must change something for a branch to be made: every step, unless the recipe says
+    `optional = true` or its kind is optional by default (README, metadata: StepKind.optional)."""
+    return not (step.optional if step.optional is not None else kind.optional)
+
+
+def needless(migration: Migration, planned: Plan) -> str | None:
+    """Why no branch may be made although some steps change files: the first essential step that changes
+    nothing on this base (with the first note it left, which says why: `pins 46336d4, not '6a030d5'`), or None.
+    A recipe that changes nothing at all is `nothing to change`/`nothing to do` instead, never this."""
+    if not planned.would_change:
+        return None
+    for step in planned.steps:
+        recipe_step, kind, _ = migration.steps[step.index - 1]
+        if step.changed or step.refused or not essential(recipe_step, kind):
+            continue
+        notes = [note for change in step.files for note in change.notes]
+        why = f" ({notes[0]})" if notes else ""
+        short = migration.repository.short(migration.base_commit)
+        return (f"{migration.base} ({short}): step {step.index}/{step.total} {step.kind} changes nothing{why}, "
+                f"and the recipe needs it (not optional = true)")
     return None
 
 
@@ -300,6 +336,10 @@ def run(migration: Migration, planned: Plan) -> Result:
                                                                            for s in planned.steps):
         result.nothing_to_change = True  # a branch identical to its base would only mislead
         return result
+    reason = needless(migration, planned)
+    if reason is not None:
+        raise StepFailed(f"{reason}; no branch made" if migration.target_commit is None else
+                         f"{reason}; branch {migration.target} unchanged")
     failing = next((s for s in planned.steps if failure(s, options.strict)), None)
     if failing is not None and not options.keep_partial:
         raise _step_failed(failing, failure(failing, options.strict), migration, None)

@@ -38,6 +38,9 @@ def summary(result, verbose: bool = False) -> str:
                      f"{migration.recipe.name}")
     lines.append(f"branch  {migration.target} ({short(head)})")
     lines.append(f"base    {migration.base} ({short(migration.base_commit)})")
+    if migration.resumed is not None:  # --resume stops when the branch is on another commit than the base's
+        lines.append(f"resumed after step {migration.first_step - 1}, on {migration.base} "
+                     f"({short(migration.resumed.fork)})")
     lines.append(f"recipe  {migration.recipe.name}")
     for step in plan.steps:
         commit = short(step.commit) if step.commit else "-" * 7
@@ -174,7 +177,7 @@ def run_migration(options, report, verify=None) -> int:
     Several bases (`--from` given more than once or as a glob, or a recipe's `bases`) run as a fan-out.
     """
     from pinshift.branches.fanout import bases_of
-    from pinshift.branches.migrate import clean_stale_worktrees, failure, prepare, plan, run
+    from pinshift.branches.migrate import clean_stale_worktrees, failure, needless, prepare, plan, run
     from pinshift.report import check_output_directory, check_output_path, output_is_directory
 
     from pinshift.planning.memo import PlanMemo
@@ -206,6 +209,9 @@ def run_migration(options, report, verify=None) -> int:
         code = emit(planned, report)
         if any(failure(step, options.strict) for step in planned.steps):
             code = max(code, 1)
+        reason = needless(migration, planned)
+        if reason is not None:  # what the run would stop on; the exit code stays the report's (docs/recipes.md)
+            click.echo(printable(f"pinshift: note: {reason}; a run would make no branch"), err=True)
         return code
     for line in clean_stale_worktrees(migration):
         click.echo(f"pinshift: {line}", err=True)

@@ -191,10 +191,27 @@ def kind_documentation(kind, root: Path) -> list[str]:
         files = f"any, self-references in {files}" if kind.languages else "any"
     lines = [f"step kind {kind.name} ({origin_label(kind.origin, root)}; files: {files})", ""]
     lines.extend(kind.doc.splitlines() or ["(this step kind has no documentation)"])
+    lines += ["", NEEDED_OPTIONAL if kind.optional else NEEDED_ESSENTIAL]
     rows = parameter_rows(kind)
     lines += ["", "Parameters (as validated; keys are written kebab-case):"]
     lines.extend(_table(rows, "  ") if rows else ["  none"])
     return lines
+
+
+NEEDED_ESSENTIAL = ("In pinshift migrate, a step of this kind that changes nothing on a base stops that base: no "
+                    "branch is made for it (exit 1), unless the recipe step says optional = true (docs/recipes.md).")
+NEEDED_OPTIONAL = ("In pinshift migrate, a step of this kind may change nothing on a base (optional by default); "
+                   "optional = false in the recipe step makes it needed (docs/recipes.md).")
+
+
+def optional_line(step, kind) -> str:
+    """Whether a recipe step may change nothing on a base, and why (pinshift.branches.migrate.essential)."""
+    if step.optional is not None:
+        return f"  optional: {'yes' if step.optional else 'no'} (optional = {'true' if step.optional else 'false'})" \
+               + ("" if step.optional else ": if it changes nothing on a base, no branch is made")
+    if kind.optional:
+        return f"  optional: yes ({kind.name}'s default)"
+    return "  optional: no: if it changes nothing on a base, no branch is made"
 
 
 def recipe_origin(argument: str, recipe) -> str:
@@ -228,6 +245,7 @@ def recipe_description(recipe, origin: str, resolved, kinds: dict, root: Path) -
         lines.extend(f"  {key:<{width}}  = {value}" for key, value in rows)
         if step.message.strip():
             lines.append(f"  message: {step.message.strip().splitlines()[0]}")
+        lines.append(optional_line(step, kind))
     return lines
 
 

@@ -90,12 +90,19 @@ def _first_line(error) -> str:
 
 @dataclass(frozen=True)
 class StepRecord:
-    """A commit on a migration branch, as its trailers describe it."""
+    """A commit on a migration branch as git reads it, unvetted: its parents, its subject, and the values of
+    its `Pinshift-Recipe` and `Pinshift-Step` trailers (git's trailer parsing, each value as written; none
+    when the commit has no such trailer). What they must say is pinshift.branches.resume's concern."""
 
     commit: str
-    recipe: str | None
-    step: int | None
-    total: int | None
+    parents: tuple[str, ...]
+    subject: str
+    recipes: tuple[str, ...]
+    steps: tuple[str, ...]
+
+    @property
+    def has_trailers(self) -> bool:
+        return bool(self.recipes or self.steps)
 
 
 @dataclass(frozen=True)
@@ -632,23 +639,44 @@ class Repository:
         return found
 
     def step_records(self, base: str, tip: str) -> list[StepRecord]:
-        """Commits in base..tip, newest first, with their Pinshift trailers (None where absent)."""
-        fmt = "%H%x00%(trailers:key=Pinshift-Recipe,valueonly,separator=%x01)%x00" \
-              "%(trailers:key=Pinshift-Step,valueonly,separator=%x01)%x1e"
-        output = self.repo.git.log(f"--format={fmt}", f"{base}..{tip}")
+        """Commits in base..tip, newest first (no parent before its child), with their parents, subjects and
+        Pinshift trailer values.
+
+        Fields are NUL-separated (`-z`): a subject or trailer may hold any other byte, and a commit whose
+        fields do not come out as five (a NUL smuggled into a message) is a GitError, never a guess.
+        """
+        import git
+
+        fmt = "%H%x00%P%x00%s%x00%(trailers:key=Pinshift-Recipe,valueonly,separator=%x01)%x00" \
+              "%(trailers:key=Pinshift-Step,valueonly,separator=%x01)"
+        try:
+            output = self.repo.git.log("-z", "--topo-order", f"--format={fmt}", f"{base}..{tip}", strip_newline_in_stdout=False)
+        except git.GitCommandError as error:
+            raise GitError(f"cannot read the commits of {base[:12]}..{tip[:12]}: {_first_line(error)}") from None
+        fields = output.split("\x00")
+        if fields and fields[-1] == "":
+            fields.pop()
+        if len(fields) % 5:
+            raise GitError(f"cannot read the commits of {base[:12]}..{tip[:12]}: a commit message holds a NUL byte")
         records = []
-        for entry in output.split("\x1e"):
-            entry = entry.strip("\n")
-            if not entry:
-                continue
-            commit, recipe, step = (entry.split("\x00") + ["", ""])[:3]
-            number = total = None
-            first = step.split("\x01")[0].strip()
-            fraction = first.split()[0] if first else ""
-            if "/" in fraction and all(p.isdigit() for p in fraction.split("/", 1)):
-                number, total = (int(p) for p in fraction.split("/", 1))
-            records.append(StepRecord(commit, recipe.split("\x01")[0].strip() or None, number, total))
+        for index in range(0, len(fields), 5):
+            commit, parents, subject, recipe, step = fields[index:index + 5]
+            if len(commit) not in (40, 64) or any(c not in "0123456789abcdef" for c in commit):
+                raise GitError(f"cannot read the commits of {base[:12]}..{tip[:12]}: a commit message holds a NUL byte")
+            records.append(StepRecord(commit, tuple(parents.split()), subject,
+                                      tuple(v for v in recipe.split("\x01") if v) if recipe else (),
+                                      tuple(v for v in step.split("\x01") if v) if step else ()))
         return records
+
+    def is_ancestor(self, older: str, newer: str) -> bool:
+        """Whether commit `older` is `newer` or one of its ancestors (`git merge-base --is-ancestor`)."""
+        import git
+
+        try:
+            self.repo.git.merge_base("--is-ancestor", older, newer)
+        except git.GitCommandError:
+            return False
+        return True
 
     # --- creating things ---------------------------------------------------------------------
 

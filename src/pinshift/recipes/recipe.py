@@ -43,7 +43,7 @@ from pinshift.steps.kind import StepKind
 
 DEFAULT_FILES = (".flox/pkgs/**/*.nix",)
 _RECIPE_KEYS = {"name", "description", "base", "bases", "target", "files", "steps"}
-_STEP_KEYS = {"kind", "title", "message", "params", "files"}
+_STEP_KEYS = {"kind", "title", "message", "params", "files", "optional"}
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,7 @@ class RecipeStep:
     params: Mapping[str, Any]
     message: str = ""
     files: tuple[str, ...] | None = None
+    optional: bool | None = None  # may change nothing on a base (None: as its kind says, StepKind.optional)
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,8 @@ def parse_recipe(data: Mapping[str, Any], source: str) -> Recipe:
             if key in raw and not isinstance(raw[key], str):
                 raise RecipeError(f"{where}: '{key}' must be a string, not {_toml_type(raw[key])}")
         files = _globs(raw["files"], where, "files") if "files" in raw else None
+        if "optional" in raw and not isinstance(raw["optional"], bool):
+            raise RecipeError(f"{where}: 'optional' must be true or false, not {_toml_type(raw['optional'])}")
         steps.append(
             RecipeStep(
                 kind=kind,
@@ -130,6 +133,7 @@ def parse_recipe(data: Mapping[str, Any], source: str) -> Recipe:
                 params=dict(params),
                 message=raw.get("message", ""),
                 files=files,
+                optional=raw.get("optional"),
             )
         )
     for key in ("description", "base", "target"):

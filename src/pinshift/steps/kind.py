@@ -225,6 +225,12 @@ class StepKind:
         return tuple(getattr(self.module, "LANGUAGES", ("nix",)))
 
     @property
+    def optional(self) -> bool:
+        """Whether a step of this kind may change nothing on a base without stopping it (`OPTIONAL = True` in
+        the module: the README and metadata kinds); a recipe step's `optional` overrides it."""
+        return getattr(self.module, "OPTIONAL", False) is True
+
+    @property
     def params_type(self) -> type:
         return self.module.Params
 
