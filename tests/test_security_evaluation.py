@@ -388,7 +388,7 @@ def test_verify_eval_reads_no_environment_and_no_file_outside(run_cli, tmp_path,
 
 
 def test_verify_eval_reads_no_other_file_of_the_repository(run_cli, tmp_path, stub_nixpkgs):
-    """Only the recipe file itself and the exported nixpkgs are readable: not a sibling, not `.git/config`."""
+    """Only the verified files and the exported nixpkgs are readable: not a sibling, not `.git/config`."""
     require_nix()
     (tmp_path / "tree" / ".git").mkdir(parents=True)
     (tmp_path / "tree" / "secret.txt").write_text(TOKEN)
@@ -396,7 +396,36 @@ def test_verify_eval_reads_no_other_file_of_the_repository(run_cli, tmp_path, st
     for version in ("builtins.readFile ./secret.txt", "builtins.readFile ./.git/config"):
         result, report = verify_eval(run_cli, tmp_path, stub_nixpkgs, version)
         assert TOKEN not in result.output
-        assert "forbidden in restricted mode" in result.output
+        assert report["evaluations"] == {}
+        # not given to verify: absent from the folder Nix may read (the verified bytes, written apart)
+        assert "No such file or directory" in result.output, result
+
+
+def test_verify_eval_reads_the_companions_verified_with_it(run_cli, tmp_path, stub_nixpkgs):
+    """The files verified together are readable to each other (a recipe importing its companion evaluates), as the
+    bytes pinshift read: a file not given to verify is not, even beside them."""
+    require_nix()
+    clone, rev = stub_nixpkgs
+    variant = Variant("cpu", "avx2")
+    text = render_recipe(variant, rev).replace(
+        f'pname = "{variant.pname}";', f'pname = "{variant.pname}"; version = (import ./companion.nix).version;')
+    folder = tmp_path / "tree" / ".flox" / "pkgs"
+    folder.mkdir(parents=True)
+    (folder / variant.filename).write_text(text)
+    (folder / "companion.nix").write_text('{ version = "9.9.9"; }\n')
+    (tmp_path / "tree" / "secret.txt").write_text(TOKEN)
+    result = run_cli("verify", str(folder), "--nixpkgs", str(clone), "--eval", "--format", "json")
+    report = json.loads(result.stdout)
+    assert list(report["evaluations"].values()) == [{"pname": variant.pname, "version": "9.9.9"}], result
+    (folder / "companion.nix").write_text(f'{{ version = builtins.readFile {tmp_path / "tree" / "secret.txt"}; }}\n')
+    result = run_cli("verify", str(folder), "--nixpkgs", str(clone), "--eval", "--format", "json")
+    assert TOKEN not in result.output
+    assert "forbidden in restricted mode" in result.output
+    assert json.loads(result.stdout)["evaluations"] == {}
+    # the verified files alone: the same recipe given without its companion does not reach it on disk
+    result = run_cli("verify", str(folder / variant.filename), "--nixpkgs", str(clone), "--eval", "--format", "json")
+    assert json.loads(result.stdout)["evaluations"] == {}
+    assert "companion.nix" in result.output
 
 
 @pytest.mark.parametrize("version, message", [

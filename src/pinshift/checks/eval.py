@@ -10,8 +10,9 @@ reported as not evaluated.
 
 Every call runs in a NixSandbox (pinshift.checks.nix_process) as the stand-in's do:
 restricted evaluation whose only readable places are the export (`-I nixpkgs=EXPORT`)
-and the recipe file itself (a recipe that imports another file fails: "access to
-absolute path … is forbidden in restricted mode"), no environment, no network, the memory and time limits, `--store dummy://`.
+and the folder of the verified files (pinshift.checks.verify writes the bytes it read there: a recipe
+imports the companions verified with it, no other file), no environment, no network, the memory and time
+limits, `--store dummy://`.
 """
 
 from __future__ import annotations
@@ -49,14 +50,16 @@ def export_revision(repo, commit: str, into: Path) -> Path:
     return target
 
 
-def evaluate(nix: str, recipe: Path, export: Path, sandbox: NixSandbox | None = None) -> tuple[dict | None, str | None]:
-    """({"pname", "version"}, None) or (None, the error Nix gave); in `sandbox` (else one of its own)."""
+def evaluate(nix: str, recipe: Path, export: Path, sandbox: NixSandbox | None = None,
+             readable: Path | None = None) -> tuple[dict | None, str | None]:
+    """({"pname", "version"}, None) or (None, the error Nix gave); in `sandbox` (else one of its own). Nix may read
+    the export and `readable` (a folder holding the recipe; default: the recipe file alone)."""
     if sandbox is None:
         with NixSandbox() as own:
-            return evaluate(nix, recipe, export, own)
+            return evaluate(nix, recipe, export, own, readable)
     expression = _EXPRESSION.format(export=f"(/. + {nix_string(str(export))})",
                                     recipe=f"(/. + {nix_string(str(recipe))})")
-    done = sandbox.run(eval_command(nix, [f"nixpkgs={export}", recipe], expression))
+    done = sandbox.run(eval_command(nix, [f"nixpkgs={export}", readable or recipe], expression))
     if done.timed_out:
         return None, f"evaluation did not finish in {configured_timeout():g} s"
     if done.status != 0:

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 # Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
 
+import os
 import shutil
 from collections import defaultdict
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,6 +56,14 @@ def verify(recipes: list[Recipe], options: VerifyOptions, on_disk: dict[str, Pat
     from pinshift.checks.nixpkgs import NixpkgsCheckout
 
     checkout = NixpkgsCheckout(options.nixpkgs)
+    with ExitStack() as stack:
+        tree = stack.enter_context(_VerifiedTree(recipes, on_disk or {})) if options.eval else None
+        _by_pin(checkout, builds, options, result, tree)
+    result.findings.sort(key=lambda f: (f.path, f.line, f.column, f.code))
+    return result
+
+
+def _by_pin(checkout, builds: list[Recipe], options: VerifyOptions, result: Verification, tree) -> None:
     for rev, group in _by_revision(builds, options, result).items():
         commit = checkout.resolve(rev)
         if commit is None:
@@ -63,10 +73,51 @@ def verify(recipes: list[Recipe], options: VerifyOptions, on_disk: dict[str, Pat
             continue
         _static(group, checkout.at(commit), rev, result)
         _hashes(group, options.nixpkgs, commit, result)
-        if options.eval:
-            _evaluate(group, checkout, commit, options, on_disk or {}, result)
-    result.findings.sort(key=lambda f: (f.path, f.line, f.column, f.code))
-    return result
+        if tree is not None:
+            _evaluate(group, checkout, commit, options, tree, result)
+
+
+class _VerifiedTree:
+    """The bytes `verify --eval` read, written into a private folder (the layout they have on disk, below their
+    common folder): Nix may read this folder and the nixpkgs export, nothing else. A recipe imports the
+    companions verified with it (`pinshift verify --eval .flox/pkgs/`), never a file it was not given, the
+    repository's `.git/config` or the user's home, and Nix evaluates the very bytes pinshift checked."""
+
+    def __init__(self, recipes: list[Recipe], on_disk: dict[str, Path]):
+        from pinshift.checks.eval import scratch
+
+        self._scratch = scratch()
+        self.root = Path(self._scratch.name) / "tree"
+        self.root.mkdir()
+        self.paths: dict[str, Path] = {}
+        located = {r.path: on_disk[r.path] for r in recipes if r.path in on_disk}
+        common = os.path.commonpath([str(p.parent) for p in located.values()]) if located else None
+        keys: dict[str, str] = {}
+        data = {r.path: r.data for r in recipes}
+        taken: set[str] = set()
+        for index, recipe in enumerate(recipes):
+            where = located.get(recipe.path)
+            key = os.path.relpath(where, common) if where is not None else os.path.normpath(recipe.path)
+            if key.startswith(("/", "../")) or key in (".", "..") or key in taken:
+                key = f"{index}/{Path(recipe.path).name}"
+            keys[recipe.path] = key
+            taken.add(key)
+        from pinshift.checks.tree_writer import SnapshotWriter, folder_order
+
+        try:
+            with SnapshotWriter(self.root) as writer:
+                for path, key in sorted(keys.items(), key=lambda item: folder_order(item[1])):
+                    writer.write(key, data[path])
+                    self.paths[path] = self.root / key
+        except BaseException:
+            self._scratch.cleanup()
+            raise
+
+    def __enter__(self) -> "_VerifiedTree":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._scratch.cleanup()
 
 
 def _pinned_hashes(recipe: Recipe, commit: str) -> list[tuple[int, bytes]]:
@@ -220,7 +271,7 @@ def _argument_offset(argument: str):
     return lambda r: next(o.offset for o in r.facts.overrides if o.value == argument)
 
 
-def _evaluate(group, checkout, commit, options, on_disk, result) -> None:
+def _evaluate(group, checkout, commit, options, tree: _VerifiedTree, result) -> None:
     from pinshift.checks.eval import evaluate, export_revision, scratch
     from pinshift.checks.nix_process import NixSandbox
 
@@ -230,22 +281,17 @@ def _evaluate(group, checkout, commit, options, on_disk, result) -> None:
     with scratch() as directory, NixSandbox() as sandbox:
         export = export_revision(checkout.repo, commit, Path(directory))
         failures = defaultdict(list)
-        for index, recipe in enumerate(group):
+        for recipe in group:
             kinds = {p.kind.rsplit(".", 1)[-1] for p in recipe.facts.pins if p.revision}
             if "fetchTarball" not in kinds:
                 result.findings.append(finding_at(recipe, recipe.facts.pins[0].offset, "V202",
                                                   f"not evaluated: the pin uses {', '.join(sorted(kinds))}, only "
                                                   f"fetchTarball pins can be replaced offline", "warning"))
                 continue
-            path = on_disk.get(recipe.path) or Path(directory) / "recipes" / str(index) / Path(recipe.path).name
-            if recipe.path not in on_disk:
-                from pinshift.files.tree import write_atomic
-
-                path.parent.mkdir(parents=True)
-                write_atomic(path, recipe.data, durable=False)
-            value, error = evaluate(options.nix, path.resolve(), export, sandbox)
+            value, error = evaluate(options.nix, tree.paths[recipe.path], export, sandbox, tree.root)
             if error is not None:
-                failures[error.replace(str(export), f"<nixpkgs {commit[:7]}>")].append(recipe)
+                error = error.replace(f"{tree.root}/", "").replace(str(export), f"<nixpkgs {commit[:7]}>")
+                failures[error].append(recipe)
             else:
                 result.evaluations[recipe.path] = value
         for error, failed in sorted(failures.items()):
