@@ -41,6 +41,9 @@ class RealDiff:
         for side in (self.after, self.before):
             if side is not None and side.unknown:
                 return side.unknown
+        for side in (self.after, self.before):
+            if side is not None and side.build is not None and side.build.drv_path is None:
+                return "it does not evaluate to a derivation (no drvPath)"
         return None
 
 
@@ -55,7 +58,9 @@ def compare_real(path: str, before: Outcome | None, after: Outcome | None, label
     if before.unknown or after.unknown:
         return RealDiff(path, "cannot tell", before, after, label)
     if before.build and after.build:
-        same = before.build.drv_path == after.build.drv_path and before.build.drv_path is not None
+        if before.build.drv_path is None or after.build.drv_path is None:
+            return RealDiff(path, "cannot tell", before, after, label)
+        same = before.build.drv_path == after.build.drv_path
         return RealDiff(path, "no rebuild" if same else "rebuild", before, after, label)
     if before.build:
         return RealDiff(path, "broken", before, after, label)

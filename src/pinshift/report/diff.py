@@ -290,6 +290,7 @@ def builds_lines(builds, verbose: bool = False) -> list[str]:
                          "(--verbose or --format json lists them)")
         if not any(diff.status != "same" for diff in builds.recipes):
             lines.append(f"{_recipes(len(builds.recipes))}: nothing changes")
+        lines += real_lines(getattr(builds, "real", None), verbose)
     lines.extend(printable(f"note: {note}") for note in builds.notes)
     return lines
 
@@ -314,6 +315,7 @@ def builds_markdown(builds, dropped: set = frozenset()) -> list[str]:
             lines += markdown_groups(builds_found(builds), dropped)
         else:
             lines.append("Nothing changes.")
+        lines += [""] + real_markdown(getattr(builds, "real", None))[:-1]
     lines += [f"> {markdown_text(note)}" for note in builds.notes]
     lines.append("")
     return lines
@@ -329,4 +331,5 @@ def builds_data(builds) -> dict[str, Any] | None:
         "recipes": [recipe_data(diff) for diff in builds.recipes if diff.status != "same"],
         "groups": groups_data([d for d in builds.recipes if d.status != "same"], builds.keys),
         "notes": list(builds.notes),
+        "real": real_json(getattr(builds, "real", None)) if builds.checked else None,
     }
