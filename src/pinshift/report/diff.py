@@ -1,4 +1,4 @@
-"""What the recipes build, rendered: `pinshift diff` (text, Markdown, JSON `pinshift.diff/1`) and the "What the
+"""What the recipes build, rendered: `pinshift diff` (text, Markdown, JSON `pinshift.diff/2`) and the "What the
 recipes build" section of migrate's report.
 
 Recipes whose status and changes (or error) are the same are one line, the first of them named
