@@ -9,7 +9,8 @@ Every counted value keeps how it was read (`Counted.sources`), most used first.
   first; recipes that take Flox function arguments "use the caller's nixpkgs" and have none;
 - packages: per package (the file names' project: pytorch, vllm, onnxruntime …), most recipes first,
   the versions its recipes build: with a nixpkgs clone, what Nix evaluates at the recipe's real pin
-  (origin "real", pinshift.checks.status_real); else the version a recipe states (`2.10.0`, origin
+  (origin "real", pinshift.checks.status_real); else (not evaluated, or failing there: a note counts
+  those) the version a recipe states (`2.10.0`, origin
   "override" or "recipe"), else, with a clone (`with_pin_versions`), the attribute's version read from
   the pin's files (origin "pin"), else `?` with the reason;
 - CUDA, GPU targets (GPU recipes only), Python, package sets, each with counts and sources;
@@ -330,9 +331,8 @@ def with_real_versions(pairs, clone: Path, nix: str) -> list[str]:
     (pinshift.checks.status_real); `pairs` are (row, branch recipes, repository). The notes to show.
 
     A recipe Nix evaluates counts its version (origin "real", source `evaluated at nixpkgs 0182a36`); one that
-    fails is `?` with Nix's message; one that cannot be told (a pin the clone does not have, no pin of its own)
-    keeps what the recipe states, else the pin's version read from its files (origin "pin")."""
-    from pinshift.checks.real_build import error_key
+    fails there (a note per branch counts them) or cannot be told (a pin the clone does not have, no pin of its
+    own) keeps what the recipe states, else the pin's version read from its files (origin "pin")."""
     from pinshift.checks.status_real import evaluate_branches
 
     wanted = []
@@ -349,7 +349,7 @@ def with_real_versions(pairs, clone: Path, nix: str) -> list[str]:
         for package in row.packages:
             counts: dict[tuple[str, str], Counter] = {}
             for facts in by_package.get(package.package, []):
-                value, origin, source = _real_version(package, facts, real.get(facts.path), row, error_key)
+                value, origin, source = _real_version(package, facts, real.get(facts.path), row)
                 counts.setdefault((value, origin), Counter())[source] += 1
             if counts:
                 ranked = sorted(counts.items(), key=lambda item: (item[0][0] == UNKNOWN, -sum(item[1].values()),
@@ -361,12 +361,9 @@ def with_real_versions(pairs, clone: Path, nix: str) -> list[str]:
     return notes
 
 
-def _real_version(package: PackageStatus, facts: RecipeFacts, outcome, row: BranchStatus,
-                  error_key) -> tuple[str, str, str]:
+def _real_version(package: PackageStatus, facts: RecipeFacts, outcome, row: BranchStatus) -> tuple[str, str, str]:
     if outcome is not None and outcome.build is not None and outcome.build.version:
         return outcome.build.version, "real", f"evaluated at nixpkgs {', '.join(outcome.pins)}"
-    if outcome is not None and outcome.error:
-        return UNKNOWN, "", f"fails at nixpkgs {', '.join(outcome.pins)}: {error_key(outcome.error)}"
     if facts.version is not None:
         origin = "recipe" if facts.builder and facts.builder != "callPackage" else "override"
         return facts.version.value, origin, facts.version.source
