@@ -8,9 +8,11 @@ Every counted value keeps how it was read (`Counted.sources`), most used first.
 - pins: each nixpkgs revision (or revision expression) with its recipe count, most used
   first; recipes that take Flox function arguments "use the caller's nixpkgs" and have none;
 - packages: per package (the file names' project: pytorch, vllm, onnxruntime …), most recipes first,
-  the versions its recipes build: the version a recipe states (`2.10.0`, origin "override" or
-  "recipe"), else, with a nixpkgs clone (`with_pin_versions`), the attribute's version at the
-  recipe's pin (origin "pin"), else `?` with the reason;
+  the versions its recipes build: with a nixpkgs clone, what Nix evaluates at the recipe's real pin
+  (origin "real", pinshift.checks.status_real); else (not evaluated, or failing there: a note counts
+  those) the version a recipe states (`2.10.0`, origin
+  "override" or "recipe"), else, with a clone (`with_pin_versions`), the attribute's version read from
+  the pin's files (origin "pin"), else `?` with the reason;
 - CUDA, GPU targets (GPU recipes only), Python, package sets, each with counts and sources;
 - recipe pattern: "Flox function args", "self-contained fetchTarball" (the recipe imports its
   own pinned nixpkgs), "... + source override" (it also fetches the source of the nixpkgs package it
@@ -324,6 +326,52 @@ def with_pin_versions(rows: list[BranchStatus], checkout) -> list[str]:
     return notes
 
 
+def with_real_versions(pairs, clone: Path, nix: str) -> list[str]:
+    """Fill `package.versions` of each row from its build recipes evaluated at their real pins
+    (pinshift.checks.status_real); `pairs` are (row, branch recipes, repository). The notes to show.
+
+    A recipe Nix evaluates counts its version (origin "real", source `evaluated at nixpkgs 0182a36`); one that
+    fails there (a note per branch counts them) or cannot be told (a pin the clone does not have, no pin of its
+    own) keeps what the recipe states, else the pin's version read from its files (origin "pin")."""
+    from pinshift.checks.status_real import evaluate_branches
+
+    wanted = []
+    for row, branch, repository in pairs:
+        found = [] if row.error else builds([f for f in branch.recipes if not f.problems])
+        wanted.append((row.label, branch, repository, [f.path for f in found]))
+    outcomes, notes = evaluate_branches(wanted, clone, nix)
+    for (row, branch, _), real in zip(pairs, outcomes):
+        if not real:
+            continue
+        by_package: dict[str, list[RecipeFacts]] = {}
+        for facts in builds([f for f in branch.recipes if not f.problems]):
+            by_package.setdefault(package_of(facts), []).append(facts)
+        for package in row.packages:
+            counts: dict[tuple[str, str], Counter] = {}
+            for facts in by_package.get(package.package, []):
+                value, origin, source = _real_version(package, facts, real.get(facts.path), row)
+                counts.setdefault((value, origin), Counter())[source] += 1
+            if counts:
+                ranked = sorted(counts.items(), key=lambda item: (item[0][0] == UNKNOWN, -sum(item[1].values()),
+                                                                   version_key(item[0][0])))
+                package.versions = tuple(
+                    Version(value, origin, sum(sources.values()),
+                            tuple(sorted(sources.items(), key=lambda s: (-s[1], s[0]))))
+                    for (value, origin), sources in ranked)
+    return notes
+
+
+def _real_version(package: PackageStatus, facts: RecipeFacts, outcome, row: BranchStatus) -> tuple[str, str, str]:
+    if outcome is not None and outcome.build is not None and outcome.build.version:
+        return outcome.build.version, "real", f"evaluated at nixpkgs {', '.join(outcome.pins)}"
+    if facts.version is not None:
+        origin = "recipe" if facts.builder and facts.builder != "callPackage" else "override"
+        return facts.version.value, origin, facts.version.source
+    if outcome is not None and outcome.build is not None:
+        return UNKNOWN, "", f"no version at nixpkgs {', '.join(outcome.pins)}"
+    return _pin_version(package, facts.pin_value, row.pin_versions)
+
+
 # --- gathering -------------------------------------------------------------------------------------
 
 
@@ -347,6 +395,7 @@ class StatusResult:
     target: object = None  # alignment.BranchPin with --align-to
     notes: list[str] = field(default_factory=list)
     cache_notes: list[str] = field(default_factory=list)  # why a cache was not used: for stderr, not the report
+    real: bool = False  # the versions were evaluated at the real pins (--nixpkgs: pinshift.checks.status_real)
 
 
 def natural_key(name: str) -> tuple:
@@ -402,15 +451,26 @@ def gather_status(options: StatusOptions) -> StatusResult:
             continue
         chosen.sort(key=lambda item: natural_key(item[0]))
         requests.append((repository, chosen, shown))
-    for branches in read_repositories(requests, options.files, options.max_bytes, cache, ReadOptions(options.jobs),
-                                      memo):
-        result.rows.extend(branch_status(branch) for branch in branches)
+    pairs = []  # (row, branch recipes, repository), for the versions at the real pins
+    for (repository, _, _), branches in zip(requests, read_repositories(requests, options.files, options.max_bytes,
+                                                                        cache, ReadOptions(options.jobs), memo)):
+        for branch in branches:
+            result.rows.append(branch_status(branch))
+            pairs.append((result.rows[-1], branch, repository))
     memo.save()
     if not result.rows:
         raise UsageError(f"no branch matches --branches {' '.join(options.branches)}: " + "; ".join(listed))
     result.notes.extend(f"no branch of {entry} matches --branches" for entry in listed)
     if checkout is not None:
         result.notes.extend(with_pin_versions(result.rows, checkout))
+        from pinshift.checks.evaluation import find_nix
+
+        nix = find_nix()
+        if nix is None:
+            result.notes.append("versions read from each pin's files, not evaluated: nix-instantiate is not on PATH")
+        else:
+            result.notes.extend(with_real_versions(pairs, options.nixpkgs, nix))
+            result.real = True
     if target is not None:
         for row in result.rows:
             if not row.error:
