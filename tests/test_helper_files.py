@@ -197,3 +197,17 @@ def test_status_and_scan_say_the_same_drift(run_cli, repos, tmp_path):
             git(repos / shape, "switch", "-q", row["branch"])
             assert row["drift"] == drift_of_scan(scan_json(run_cli, repos / shape)), (shape, row["branch"])
         git(repos / shape, "switch", "-q", "main" if shape != "build-pytorch" else "pytorch-2.10-python313")
+
+
+def test_diff_and_the_build_check_evaluate_recipes_and_read_helpers_through_them(run_cli, tmp_path):
+    """`pinshift diff` (and migrate's build check: the same snapshots) evaluates the recipes, not lib/: a change of
+    the ISA table shows on the recipes that select it, by the real nix-instantiate against the stand-in."""
+    files = vllm_files()
+    root = repository(tmp_path, "build-vllm", {"main": files})
+    table = files[".flox/pkgs/lib/cpu-isa.nix"].replace('"-mavx512bw" "-mfma"', '"-mavx512bw" "-mavx512cd" "-mfma"')
+    commit_branch(root, "cd", {**files, ".flox/pkgs/lib/cpu-isa.nix": table}, start="main")
+    result = run_cli("diff", "main", "cd", "--format", "json", cwd=root)
+    assert result.exit_code == 0, result
+    recipes = {r["path"]: r["status"] for r in json.loads(result.stdout)["recipes"]}
+    assert recipes == {f".flox/pkgs/vllm-python313-cuda12_9-{name}.nix": status for name, status in (
+        ("sm90-avx512", "changed"), ("sm100-avx512", "changed"), ("sm90-armv9", "same"), ("sm120-avx2", "same"))}

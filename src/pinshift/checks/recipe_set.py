@@ -51,7 +51,7 @@ def helper_by_path(path: str) -> str | None:
     Examples:
         ".flox/pkgs/lib/cpu-isa.nix"       -> "in a lib/ folder"
         ".flox/pkgs/vllm/default.nix"      -> None
-        ".flox/pkgs/torch/patches/a.nix"   -> "below .flox/pkgs/'s top level and no default.nix: not a package Flox builds"
+        ".flox/pkgs/torch/patches/a.nix"   -> "below .flox/pkgs/'s top level and no default.nix: …"
     """
     parts = PurePosixPath(path).parts
     folders = parts[:-1]

@@ -38,7 +38,8 @@ def proof_lines(inference: Inference, limit: int | None, indent: str = "  ") -> 
         lines.append(f"{indent}({_plural(inference.comparison.outside, 'changed file')} outside --files not compared)")
     by_hand = hand_edits(inference)
     if by_hand:
-        after = "after `pinshift migrate` with this recipe" if inference.steps else "no step reproduces any of their changes"
+        after = ("after `pinshift migrate` with this recipe" if inference.steps
+                 else "no step reproduces any of their changes")
         lines.append(f"edit by hand: {_plural(len(by_hand), 'file')} a maintainer still edits ({after}; the "
                      "residue below shows what):")
     for name, paths in (("partly reproduced", coverage.partly), ("not reproduced", coverage.missed)):
