@@ -226,8 +226,44 @@ in
 """
 
 
+SET_OVERRIDE = """# PyTorch 2.10.0 for SM{sm}: build-pytorch's own spelling, `python3Packages.override {{ overrides = … }}`.
+{{ pkgs ? import <nixpkgs> {{}} }}:
+let
+  nixpkgs_pinned = import (builtins.fetchTarball {{
+    url = "https://github.com/NixOS/nixpkgs/archive/6a030d535719c5190187c4cec156f335e95e3211.tar.gz";
+  }}) {{
+    config = {{ allowUnfree = true; cudaSupport = true; }};
+    overlays = [
+      (final: prev: {{ cudaPackages = final.cudaPackages_13_0; }})
+      # Override torch to 2.10.0
+      (final: prev: {{
+        python3Packages = prev.python3Packages.override {{
+          overrides = pfinal: pprev: {{
+            torch = pprev.torch.overrideAttrs (oldAttrs: rec {{
+              version = "2.10.0";
+              patches = [];
+            }});
+          }};
+        }};
+      }})
+    ];
+  }};
+  gpuArchSM = "{capability}";
+in
+  (nixpkgs_pinned.python3Packages.torch.override {{ cudaSupport = true; gpuTargets = [ gpuArchSM ]; }}).overrideAttrs
+  (oldAttrs: {{
+    pname = "{name}";
+    preConfigure = (oldAttrs.preConfigure or "") + ''
+      export CXXFLAGS="$CXXFLAGS -mavx512f -mavx512dq -mavx512vl -mavx512bw -mfma"
+    '';
+  }})
+"""
+
+
 def overlay_version_files() -> dict[str, str]:
     files = {}
+    name = "pytorch-python313-cuda13_0-sm89-avx512"
+    files[f".flox/pkgs/{name}.nix"] = SET_OVERRIDE.format(sm="89", capability="8.9", name=name)
     for sm in ("90", "100", "120"):
         name = f"pytorch-python313-cuda13_0-sm{sm}-avx512"
         files[f".flox/pkgs/{name}.nix"] = OVERLAY_SCOPE.format(sm=sm, capability=f"{sm[:-1]}.{sm[-1]}", name=name)

@@ -154,9 +154,10 @@ def test_a_version_stated_in_the_package_sets_overlay_is_the_packages(run_cli, r
     (row,) = status_json(run_cli, repos / "build-pytorch")
     (pytorch,) = row["packages"]
     (version,) = pytorch["versions"]
-    assert (version["version"], version["origin"], version["recipes"]) == ("2.10.0", "override", 4)
+    assert (version["version"], version["origin"], version["recipes"]) == ("2.10.0", "override", 5)
     assert {(s["source"], s["recipes"]) for s in version["sources"]} == {
-        ("version in the torch override (overrideScope)", 3), ("version in the torch override (packageOverrides)", 1)}
+        ("version in the torch override (overrideScope)", 3), ("version in the torch override (packageOverrides)", 1),
+        ("version in the torch override (overrides)", 1)}
     text = run_cli("status", "--repo", str(repos / "build-pytorch"), "--format", "markdown").stdout
     assert "pytorch 2.10.0 (override)" in text and "not stated in the recipes" not in text
 
@@ -164,6 +165,7 @@ def test_a_version_stated_in_the_package_sets_overlay_is_the_packages(run_cli, r
 def test_another_packages_version_in_the_overlay_is_not_the_built_ones(run_cli, tmp_path):
     files = {path: text.replace("torch = pyPrev.torch.overrideAttrs", "triton = pyPrev.triton.overrideAttrs")
              .replace("torch = super.torch.overrideAttrs", "triton = super.triton.overrideAttrs")
+             .replace("torch = pprev.torch.overrideAttrs", "triton = pprev.triton.overrideAttrs")
              for path, text in overlay_version_files().items()}
     root = repository(tmp_path, "build-pytorch", {"pytorch-2.10-python313": files})
     (row,) = status_json(run_cli, root)
