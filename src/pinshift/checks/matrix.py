@@ -262,10 +262,13 @@ def package_order(counts: dict[str, int]):
     """A sort key over packages (or matrices) leading with the repository's main package: most recipes first; on a
     tie, the package whose name most other packages' names extend (`comfyui` before `comfyui-extras` and
     `color-matcher`), then by name."""
-    def family(name: str) -> int:
-        return sum(count for other, count in counts.items() if other == name or other.startswith(name + "-"))
+    family: Counter = Counter()  # name -> recipes of the packages it names or whose name extends it
+    for other, count in counts.items():
+        parts = other.split("-")
+        for end in range(1, len(parts) + 1):
+            family["-".join(parts[:end])] += count
 
     def key(item) -> tuple:
         name = item if isinstance(item, str) else getattr(item, "package")
-        return (-counts.get(name, 0), -family(name), name)
+        return (-counts.get(name, 0), -family[name], name)
     return key
