@@ -213,3 +213,19 @@ def test_diff_and_the_build_check_evaluate_recipes_and_read_helpers_through_them
     recipes = {r["path"]: r["status"] for r in json.loads(result.stdout)["recipes"]}
     assert recipes == {f".flox/pkgs/vllm-python313-cuda12_9-{name}.nix": status for name, status in (
         ("sm90-avx512", "changed"), ("sm100-avx512", "changed"), ("sm90-armv9", "same"), ("sm120-avx2", "same"))}
+
+
+def test_imports_outside_the_tree_or_computed_name_no_file_and_change_nothing(run_cli, tmp_path):
+    """A recipe anyone can write may import `../../../x.nix`, `/etc/x.nix`, `<nixpkgs/x.nix>` or a path that
+    climbs back in (`./../pkgs/./vllm-….nix`): nothing is read, only a file of the set can be made a helper."""
+    files = vllm_files()
+    path = ".flox/pkgs/vllm-python313-cuda12_9-sm90-armv9.nix"
+    files[path] = files[path].replace("in\n", "  a = import ../../../outside.nix;\n  b = import /etc/x.nix;\n"
+                                      "  c = import <nixpkgs/x.nix>;\n  d = import ./../pkgs/./color-matcher.nix;\n"
+                                      "  e = import ./vllm-python313-cuda12_9-sm100-avx512.nix;\nin\n", 1)
+    files[".flox/pkgs/color-matcher.nix"] = comfyui_files()[".flox/pkgs/color-matcher.nix"]
+    root = repository(tmp_path, "build-vllm", {"main": files})
+    (row,) = status_json(run_cli, root)
+    assert row["variants"] == 4 and row["drift"] == []
+    assert {h["path"]: h["why"] for h in row["helpers"]} == {
+        **LIB, ".flox/pkgs/color-matcher.nix": f"only imported (by {path}), no variant's name"}
