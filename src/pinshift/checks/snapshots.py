@@ -17,6 +17,8 @@ link, so nothing is ever written outside the snapshot's folder.
 
 from __future__ import annotations
 
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
+
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
