@@ -1,25 +1,27 @@
 """Where every branch stands: one `BranchStatus` per repository × branch, from its recipes' facts.
 
 The figures of a row come from the facts `pinshift scan` gathers (pinshift.checks.facts and
-matrix), counted over the branch's build recipes (files that reach a package set or interpreter,
+matrix), counted over the branch's build recipes (pinshift.checks.recipe_set: the packages Flox builds, not
+the helpers in a lib/ folder or only imported; of those, files that reach a package set or interpreter,
 name a pname or pin something); a file with syntax problems is not counted and makes the row say so.
 Every counted value keeps how it was read (`Counted.sources`), most used first.
 
 - pins: each nixpkgs revision (or revision expression) with its recipe count, most used
   first; recipes that take Flox function arguments "use the caller's nixpkgs" and have none;
-- packages: per package (the file names' project: pytorch, vllm, onnxruntime …), most recipes first,
+- packages: per package (the file names' project: pytorch, vllm, onnxruntime …), the repository's main
+  package first (most recipes; on a tie, the one most other packages' names extend: matrix.package_order),
   the versions its recipes build: with a nixpkgs clone, what Nix evaluates at the recipe's real pin
   (origin "real", pinshift.checks.status_real); else (not evaluated, or failing there: a note counts
-  those) the version a recipe states (`2.10.0`, origin
-  "override" or "recipe"), else, with a clone (`with_pin_versions`), the attribute's version read from
-  the pin's files (origin "pin"), else `?` with the reason;
+  those) the version a recipe states (`2.10.0`, origin "override" or "recipe"), else, with a clone
+  (`with_pin_versions`), the attribute's version read from the pin's files (origin "pin"), else `?`
+  with the reason;
 - CUDA, GPU targets (GPU recipes only), Python, package sets, each with counts and sources;
 - recipe pattern: "Flox function args", "self-contained fetchTarball" (the recipe imports its
   own pinned nixpkgs), "... + source override" (it also fetches the source of the nixpkgs package it
   overrides), "... + own source" (it builds a package of its own from fetched source: mkDerivation,
   buildPythonApplication);
-- variants: the build recipes, and how many are GPU, CPU and Darwin builds; drift: more than one
-  pin, more than one package set for one Python;
+- variants: the build recipes, and how many are GPU, CPU and Darwin builds; drift: `scan`'s definition
+  (matrix.drift_markers): more than one place nixpkgs comes from, more than one package set for one Python;
 - alignment (`align`): whether every build recipe pins the target revision.
 """
 
@@ -34,8 +36,9 @@ from pathlib import Path
 
 from pinshift.checks.branches import BranchRecipes
 from pinshift.checks.facts import RecipeFacts
-from pinshift.checks.matrix import aggregate, builds, package_of
+from pinshift.checks.matrix import aggregate_builds, package_of, package_order
 from pinshift.checks.notation import sm_key
+from pinshift.checks.recipe_set import recipe_set
 
 CALLER = "caller's nixpkgs"  # a pin column entry: Flox function arguments, no pin of the recipe's own
 UNPINNED = "unpinned"  # `import <nixpkgs>` without a fetcher
@@ -194,7 +197,8 @@ class BranchStatus:
     error: str | None = None
     pin_versions: dict = field(default_factory=dict)  # (pin, attribute) -> version at it (--nixpkgs)
     alignment: Alignment | None = None
-    mixed_sets: bool = False  # one Python reached through two package sets
+    markers: tuple[str, ...] = ()  # matrix.drift_markers of its build recipes
+    helpers: dict[str, str] = field(default_factory=dict)  # path -> why it is no recipe (checks.recipe_set)
 
     @property
     def label(self) -> str:
@@ -207,16 +211,8 @@ class BranchStatus:
 
     @property
     def drift(self) -> list[str]:
-        """Markers: `pin drift` (more than one pin, or pinned and unpinned recipes), `package-set drift`
-        (two package sets for one Python, `python3Packages` and `python313Packages`; python312Packages
-        beside python313Packages builds two Pythons, which is no drift)."""
-        markers = []
-        kinds = len(self.pins) + bool(self.caller) + bool(self.unpinned)
-        if kinds > 1:
-            markers.append("pin drift")
-        if self.mixed_sets:
-            markers.append("package-set drift")
-        return markers
+        """Markers: `pin drift`, `package-set drift`, as `pinshift scan` says them (matrix.drift_markers)."""
+        return list(self.markers)
 
 
 def branch_status(branch: BranchRecipes) -> BranchStatus:
@@ -227,19 +223,18 @@ def branch_status(branch: BranchRecipes) -> BranchStatus:
         return row
     broken = [f for f in branch.recipes if f.problems]
     row.problems = [str(f.problems[0]) for f in broken]
-    found = builds([f for f in branch.recipes if not f.problems])
-    agg = aggregate(found)
+    split = recipe_set(branch.recipes)
+    row.helpers = split.helpers
+    found = [f for f in split.recipes if not f.problems]
+    agg = aggregate_builds(found)
     row.variants = len(found)
     row.kinds = tuple(sorted(Counter(f.kind for f in found).items(), key=lambda item: ("gpu", "cpu", "darwin").index(item[0])))
     row.pins = tuple((value, len(paths)) for value, paths in agg.pins.groups)
     row.caller, row.unpinned = len(agg.caller), len(agg.unpinned)
     row.hashed = sum(1 for f in found if any(p.has_hash for p in f.nixpkgs_pins))
-    row.package_sets = counted((f.set_shown, f.reached_via or f.set_shown) for f in found if f.set_shown)
-    sets_per_python: dict[str, set[str]] = {}
-    for f in found:
-        if f.set_shown is not None and f.python is not None:
-            sets_per_python.setdefault(f.python.value, set()).add(f.set_shown)
-    row.mixed_sets = any(len(sets) > 1 for sets in sets_per_python.values())
+    row.package_sets = counted((_set_column(f.set_shown), f.reached_via or f.set_shown) for f in found
+                               if f.set_shown)
+    row.markers = agg.markers
     gpus = [f for f in found if f.kind == "gpu"]
     row.cuda = counted((f.cuda.value, f.cuda.source) if f.cuda else (UNKNOWN, _no_cuda(f)) for f in gpus)
     row.gpu = counted(((f.target.value, f.target.source) for f in gpus if f.target), order=sm_key)
@@ -250,6 +245,11 @@ def branch_status(branch: BranchRecipes) -> BranchStatus:
     for package in row.packages:
         package.versions = package_versions(package, None)
     return row
+
+
+def _set_column(shown: str) -> str:
+    """The Package Set column's value: `python3.pkgs` is `python3Packages` (one set, the source keeps the spelling)."""
+    return f"{shown.removesuffix('.pkgs')}Packages" if shown.endswith(".pkgs") else shown
 
 
 def _no_cuda(facts: RecipeFacts) -> str:
@@ -275,7 +275,8 @@ def _packages(found: list[RecipeFacts]) -> tuple[PackageStatus, ...]:
                 stated[(pin, None, "", "")] += 1
         packages.append(PackageStatus(name, len(recipes), attributes.most_common(1)[0][0] if attributes else None,
                                       tuple((*key, count) for key, count in sorted(stated.items(), key=_stated_key))))
-    return tuple(sorted(packages, key=lambda p: (-p.recipes, p.package)))
+    order = package_order({p.package: p.recipes for p in packages})
+    return tuple(sorted(packages, key=lambda p: order(p.package)))
 
 
 def _stated_key(item) -> tuple:

@@ -540,6 +540,7 @@ def _row_json(row: BranchStatus) -> dict:
         "python": [c.to_json("version") for c in row.python],
         "patterns": [c.to_json("pattern") for c in row.patterns],
         "drift": row.drift,
+        "helpers": [{"path": path, "why": why} for path, why in sorted(row.helpers.items())],
         "problems": list(row.problems),
         "skipped": list(row.skipped),
         "error": row.error,
