@@ -338,14 +338,14 @@ def with_real_versions(pairs, clone: Path, nix: str) -> list[str]:
 
     wanted = []
     for row, branch, repository in pairs:
-        found = [] if row.error else builds([f for f in branch.recipes if not f.problems])
+        found = [] if row.error else [f for f in recipe_set(branch.recipes).recipes if not f.problems]
         wanted.append((row.label, branch, repository, [f.path for f in found]))
     outcomes, notes = evaluate_branches(wanted, clone, nix)
     for (row, branch, _), real in zip(pairs, outcomes):
         if not real:
             continue
         by_package: dict[str, list[RecipeFacts]] = {}
-        for facts in builds([f for f in branch.recipes if not f.problems]):
+        for facts in [f for f in recipe_set(branch.recipes).recipes if not f.problems]:
             by_package.setdefault(package_of(facts), []).append(facts)
         for package in row.packages:
             counts: dict[tuple[str, str], Counter] = {}
