@@ -114,7 +114,7 @@ def test_wheel_installs_in_a_fresh_venv_and_runs(venv, tmp_path):
 
     assert run(pinshift, "--version", cwd=tmp_path).stdout.startswith("pinshift, version ")
     clean = run(pinshift, "parse", FIXTURE, cwd=tmp_path)
-    assert clean.stdout == "" and "1 files parsed, 0 problems" in clean.stderr
+    assert clean.stdout == "" and "1 file parsed, 0 problems" in clean.stderr
     broken = subprocess.run([str(pinshift), "parse", "-q", str(BROKEN)], capture_output=True, text=True, cwd=tmp_path)
     assert broken.returncode == 1 and ":3:11: syntax error" in broken.stdout
 
