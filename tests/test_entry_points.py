@@ -15,7 +15,7 @@ def test_python_m_pinshift_names_itself_pinshift(tmp_path):
     assert (done.returncode, done.stdout) == (0, f"pinshift, version {__import__('pinshift').__version__}\n")
     helped = run_module("--help", cwd=tmp_path)
     assert helped.returncode == 0 and helped.stdout.startswith("Usage: pinshift [OPTIONS] COMMAND [ARGS]...")
-    assert "  parse " in helped.stdout
+    assert "  parse " in helped.stdout and "  completion " in helped.stdout
 
 
 def test_python_m_pinshift_runs_a_command_with_its_exit_codes(tmp_path):
