@@ -107,7 +107,7 @@ def test_lint_github_is_one_command_per_finding_at_the_text_formats_place(run_cl
     for (name, props, message), line in zip(found, text.stdout.splitlines()):
         assert line == f"{props['file']}:{props['line']}:{props['col']}: {props['title'].split()[-1]} {message}"
         assert name in ("error", "warning") and props["title"].startswith("pinshift lint L")
-    assert github.stderr == ""  # the summary is the text format's
+    assert github.stderr == text.stderr == "10 files linted, 8 findings\n"  # the summary stays on stderr
     severity = {f["code"]: f["severity"] for f in json.loads(run_cli("lint", "--format", "json", "recipes",
                                                                       cwd=CHECKS).stdout)["findings"]}
     assert [name for name, *_ in found] == [{"error": "error", "warning": "warning"}[severity[props["title"][-4:]]]

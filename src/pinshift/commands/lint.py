@@ -38,9 +38,8 @@ def lint(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], ignore: tupl
     from pinshift.checks.lint import RULES, apply_selection
     from pinshift.checks.lint import lint as lint_recipes
     from pinshift.checks.lint_config import find_root, load_selection, split_codes
-    from pinshift.commands import counted
-
     from pinshift.checks.annotations import ANNOTATION_FORMATS, render_annotations
+    from pinshift.commands import counted
 
     if statistics and fmt in ANNOTATION_FORMATS:
         raise click.UsageError(f"--statistics counts findings per rule; use it with --format text, markdown or json, "
@@ -64,7 +63,7 @@ def lint(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], ignore: tupl
         extra = {"schema": SCHEMA, "notes": [n.to_json() for n in notes], "suppressed": suppressed}
         click.echo(printable(render_findings(findings, fmt, "pinshift lint", extra, notes, verbose), keep_newlines=True),
                    nl=False)
-    if fmt == "text":
+    if fmt in ("text", *ANNOTATION_FORMATS):  # stderr: the workflow commands or the log stay alone on stdout
         click.echo(printable(render_notes(notes, verbose), keep_newlines=True), nl=False, err=True)
         tail = "".join(f", {n} {word}" for n, word in ((len(notes), "notes" if len(notes) != 1 else "note"),
                                                       (suppressed, "suppressed by noqa")) if n)
