@@ -6,9 +6,10 @@ and stderr, as a terminal shows both). Each block runs in one bash in a fresh co
 on PATH and `/tmp/demo` meaning a folder of the test's own. An HTML comment on the line before a block says
 how it is checked, with any of these words, comma-separated:
 
-- none: the output is compared, after normalising what changes from run to run (commit ids and other hex
-  digests, the temporary folder, seconds); a line `...` or `…` in the document stands for any number of
-  lines; every command must succeed (or fail exactly as a following `$ echo $?` shows).
+- none: the output is compared word for word, after normalising what changes from run to run (commit ids and
+  other hex digests, the temporary folder, seconds); spacing and line breaks are not compared (a column
+  re-aligned, a line wrapped to the terminal still match); a line `...` or `…` in the document stands for
+  any number of words; every command must succeed (or fail exactly as a following `$ echo $?` shows).
 - `illustrative`: the output shown is another repository's (a 201-recipe branch, recipes without a
   `.metadata-rev` marker); the commands run on the demo and must not be a usage or internal error (exit 0
   or 1).
@@ -78,14 +79,47 @@ def normalised(lines: list[str], folder: Path) -> list[str]:
     return out
 
 
+ELIDED = ("...", "…")
+
+
+def words(lines: list[str]) -> list[str | None]:
+    """The words of `lines`, each elision line (`...`, `…`) one None: spacing and wrapping are not compared, so a
+    column re-aligned or a long line wrapped to the terminal's width still matches."""
+    found: list[str | None] = []
+    for line in lines:
+        found += [None] if line.strip() in ELIDED else line.split()
+    return found
+
+
 def matches(expected: list[str], actual: list[str]) -> bool:
-    """`expected` with each `...`/`…` line matching any run of lines, every other line exactly."""
-    if not expected:
-        return not actual
-    head = expected[0].strip()
-    if head in ("...", "…"):
-        return any(matches(expected[1:], actual[start:]) for start in range(len(actual) + 1))
-    return bool(actual) and actual[0] == expected[0] and matches(expected[1:], actual[1:])
+    """Every word of `expected` in `actual`, in order and nothing between, but where an elision line stands for
+    any run of words.
+
+    Examples:
+        >>> matches(["a b", "...", "d"], ["a", "b c", "d"]), matches(["a", "...", "d"], ["a", "b"])
+        (True, False)
+    """
+    pieces: list[list[str]] = [[]]
+    for word in words(expected):
+        if word is None:
+            pieces.append([])
+        else:
+            pieces[-1].append(word)
+    got = [word for word in words(actual) if word is not None]
+    first, *middle_last = pieces
+    if not middle_last:
+        return got == first
+    *middle, last = middle_last
+    if got[:len(first)] != first or (last and got[len(got) - len(last):] != last) or len(first) + len(last) > len(got):
+        return False
+    at, end = len(first), len(got) - len(last)
+    for piece in middle:  # leftmost first: with literal pieces between wildcards that decides the match
+        while at + len(piece) <= end and got[at:at + len(piece)] != piece:
+            at += 1
+        if at + len(piece) > end:
+            return False
+        at += len(piece)
+    return True
 
 
 def run_page(page_examples: list[Example], folder: Path) -> list[tuple[Example, str, list[str], int, list[str]]]:
