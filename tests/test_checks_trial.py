@@ -139,7 +139,7 @@ def test_statistics_count_per_code(run_cli, mixed):
     assert result.exit_code == 1
     assert result.stdout == "60  L003  warning  python3Packages is ambiguous\n"
     report = json.loads(run_cli("lint", "--statistics", "--format", "json", "pkgs", cwd=mixed).stdout)
-    assert report == {"statistics": [{"code": "L003", "count": 60, "severity": "warning",
+    assert report == {"schema": "pinshift.lint/1", "statistics": [{"code": "L003", "count": 60, "severity": "warning",
                                       "rule": "python3Packages is ambiguous"}]}
 
 
@@ -248,7 +248,7 @@ def test_noqa_comment_on_the_finding_line(run_cli, tmp_path, comment, suppressed
     result = run_cli("lint", "pkgs", cwd=tmp_path)
     if suppressed:
         assert (result.exit_code, result.stdout) == (0, "")
-        assert result.stderr.endswith("1 files linted, 0 findings, 1 suppressed by noqa\n")
+        assert result.stderr.endswith("1 file linted, 0 findings, 1 suppressed by noqa\n")
     else:
         assert result.exit_code == 1 and " L003 " in result.stdout
 

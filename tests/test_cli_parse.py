@@ -29,7 +29,7 @@ def test_problems_print_path_line_col_and_exit_1(run_cli, tmp_path):
     result = run_cli("parse", "pkgs/bad.nix", cwd=tmp_path)
     assert result.exit_code == 1
     assert result.stdout == "pkgs/bad.nix:3:11: syntax error: unexpected '='\n    version = \"1\";\n"
-    assert result.stderr == "1 files parsed, 1 problems, 0 skipped\n"
+    assert result.stderr == "1 file parsed, 1 problem, 0 skipped\n"
 
 
 def test_quiet_prints_only_problems(run_cli, tmp_path):
@@ -152,7 +152,7 @@ def test_problems_that_repeat_one_another_are_counted_and_verbose_lists_them(run
         + "    (and 1 more like this in x.nix; --verbose lists all)\n"
         + "x.nix:1:31: syntax error: attribute 'b' already defined (first defined at 1:24)\n" + line
     )
-    assert result.stderr == "1 files parsed, 3 problems, 0 skipped\n"
+    assert result.stderr == "1 file parsed, 3 problems, 0 skipped\n"
     verbose = run_cli("parse", "--verbose", "x.nix", cwd=tmp_path)
     assert verbose.exit_code == 1
     assert [row for row in verbose.stdout.splitlines() if not row.startswith(" ")] == [
@@ -172,7 +172,7 @@ def test_a_problem_on_a_long_line_shows_a_screen_width_around_it(run_cli, tmp_pa
         "    { " + "a = 1; " * 14 + "…",
         "    (and 7998 more like this in x.nix; --verbose lists all)",
     ]
-    assert result.stderr == "1 files parsed, 7999 problems, 0 skipped\n"
+    assert result.stderr == "1 file parsed, 7999 problems, 0 skipped\n"
     verbose = run_cli("parse", "--verbose", "x.nix", cwd=tmp_path).stdout.splitlines()
     assert len(verbose) == 2 * 7999 and max(len(row) for row in verbose) <= 4 + 102
     assert verbose[-1].startswith("    …") and verbose[-1].endswith("a = 1; }")

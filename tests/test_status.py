@@ -208,8 +208,8 @@ def test_nixpkgs_clone_gives_the_pytorch_version_of_each_pin(run_cli, make_repo,
 
 def test_nixpkgs_that_is_not_a_clone_is_one_line(run_cli, repos, tmp_path):
     result = run_cli("status", "--repo", str(repos[1]), "--nixpkgs", str(tmp_path))
-    assert_one_line_error(result, 2, "not a git repository; pass --nixpkgs DIR (a local nixpkgs git clone) or set "
-                                     "PINSHIFT_NIXPKGS")
+    assert_one_line_error(result, 2, f"--nixpkgs {tmp_path}: not a git repository; pass --nixpkgs DIR (a local "
+                                     "nixpkgs git clone) or set PINSHIFT_NIXPKGS")
 
 
 # --- a branch that does not parse, or cannot be read ---------------------------------------------------

@@ -163,8 +163,18 @@ def test_not_a_git_clone_is_a_usage_error(run_cli, tmp_path):
     (tmp_path / "plain").mkdir()
     result = run_cli("verify", str(tmp_path / "pkgs"), "--nixpkgs", str(tmp_path / "plain"))
     assert result.exit_code == 2
-    assert result.stderr == (f"pinshift: error: --nixpkgs {tmp_path / 'plain'}: not a git repository; pass --nixpkgs DIR "
-                             "(a local nixpkgs git clone) or set PINSHIFT_NIXPKGS\n")
+    assert result.stderr == (f"pinshift: error: --nixpkgs {tmp_path / 'plain'}: not a git repository; pass --nixpkgs "
+                             "DIR (a local nixpkgs git clone) or set PINSHIFT_NIXPKGS\n")
+
+
+def test_a_missing_nixpkgs_folder_is_worded_as_pinshift_hash_words_it(run_cli, tmp_path):
+    write_tree(tmp_path / "pkgs", OLD_REV, [Variant("cpu", "avx2")])
+    missing = tmp_path / "missing"
+    verified = run_cli("verify", str(tmp_path / "pkgs"), "--nixpkgs", str(missing))
+    hashed = run_cli("hash", OLD_REV, "--nixpkgs", str(missing))
+    assert verified.exit_code == hashed.exit_code == 2
+    assert verified.stderr == hashed.stderr == (f"pinshift: error: --nixpkgs {missing}: no such directory; pass "
+                                                "--nixpkgs DIR (a local nixpkgs git clone) or set PINSHIFT_NIXPKGS\n")
 
 
 def test_eval_first_revision_gives_pname_and_version(run_cli, nixpkgs, tmp_path):

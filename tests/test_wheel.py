@@ -114,9 +114,22 @@ def test_wheel_installs_in_a_fresh_venv_and_runs(venv, tmp_path):
 
     assert run(pinshift, "--version", cwd=tmp_path).stdout.startswith("pinshift, version ")
     clean = run(pinshift, "parse", FIXTURE, cwd=tmp_path)
-    assert clean.stdout == "" and "1 files parsed, 0 problems" in clean.stderr
+    assert clean.stdout == "" and "1 file parsed, 0 problems" in clean.stderr
     broken = subprocess.run([str(pinshift), "parse", "-q", str(BROKEN)], capture_output=True, text=True, cwd=tmp_path)
     assert broken.returncode == 1 and ":3:11: syntax error" in broken.stdout
+
+    # `python -m pinshift` is the same command from the wheel (src/pinshift/__main__.py is shipped)
+    assert run(python, "-m", "pinshift", "--version", cwd=tmp_path).stdout.startswith("pinshift, version ")
+    via_module = subprocess.run([str(python), "-m", "pinshift", "parse", "-q", str(BROKEN)], capture_output=True,
+                                text=True, cwd=tmp_path)
+    assert (via_module.returncode, via_module.stdout) == (broken.returncode, broken.stdout)
+    # the completion script and the protocol it speaks, from the installed command
+    script = run(pinshift, "completion", "bash", cwd=tmp_path).stdout
+    assert "_PINSHIFT_COMPLETE=bash_complete" in script and "complete -o nosort -F _pinshift_completion pinshift" in script
+    offered = subprocess.run([str(pinshift)], capture_output=True, text=True, cwd=tmp_path,
+                             env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "_PINSHIFT_COMPLETE": "bash_complete",
+                                  "COMP_WORDS": "pinshift migrate pytorch-", "COMP_CWORD": "2"})
+    assert offered.stdout.splitlines() == ["plain,pytorch-2.10-cuda12_9"], offered.stderr
 
     listing = run(
         python, "-c",

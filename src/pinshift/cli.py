@@ -1,9 +1,9 @@
 """The `pinshift` command: a thin click group that loads each subcommand only when it runs.
 
-Exit codes (docs/cli.md): 0 success; 1 the command ran and found something
-(syntax problems, a refused file, strict warnings, `--check` with pending
-changes); 2 usage, recipe or repository errors (one line on stderr); 3 an
-internal error (a bug: the traceback is shown with `--debug`).
+Exit codes (docs/cli.md, with `python -m pinshift` and shell completion): 0 success; 1 the command ran and
+found something (syntax problems, a refused file, strict warnings, `--check` with pending changes); 2 usage,
+recipe or repository errors (one line on stderr); 3 an internal error (a bug: the traceback is shown with
+`--debug`).
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ COMMANDS = {
     "verify": ("pinshift.commands.verify:verify", "Check recipes against a local nixpkgs checkout at their pin."),
     "diff": ("pinshift.commands.diff:diff", "What each recipe builds on two commits, evaluated offline."),
     "hash": ("pinshift.commands.hash:hash_command", "Print the sha256 of nixpkgs' archive at a revision, offline."),
+    "completion": ("pinshift.commands.completion:completion", "Print the shell completion script (bash, zsh, fish)."),
 }
 
 

@@ -73,7 +73,7 @@ def branch_pin(branch: BranchRecipes, majority: bool, how_to_pick: str) -> Branc
     agg = aggregate_builds(found)
     groups = [(value, len(paths)) for value, paths in agg.pins.groups]
     if not groups:
-        why = (f"its {len(agg.caller)} recipes use the caller's nixpkgs (Flox function arguments)" if agg.caller
+        why = ((f"its {len(agg.caller)} recipes use" if len(agg.caller) != 1 else "its 1 recipe uses") + " the caller's nixpkgs (Flox function arguments)" if agg.caller
                else "its recipes import <nixpkgs> without a pin")
         raise UsageError(f"{label} ({branch.commit[:7]}) pins no nixpkgs revision: {why}; align to a branch "
                          "with pinned recipes")

@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 
 from pinshift.languages import markdown_escape as md_escape
-from pinshift.languages.display import visible_data
+from pinshift.languages.display import printable, visible_data
 
 SHOWN_FILES = 5  # a text finding names this many affected files, then "and N more"
 
@@ -55,7 +55,9 @@ def render_findings(findings: list[Finding], fmt: str, title: str, extra: dict |
     `render_notes`, JSON through `extra`.
     """
     if fmt == "json":
-        document = {"findings": [f.to_json() for f in findings], **(extra or {})}
+        extra = dict(extra or {})
+        schema = {"schema": extra.pop("schema")} if "schema" in extra else {}
+        document = {**schema, "findings": [f.to_json() for f in findings], **extra}
         return json.dumps(visible_data(document), indent=2) + "\n"  # a byte that is not UTF-8 reads `\\xff`
     if fmt == "markdown":
         lines = [f"## {title}", ""]
@@ -70,7 +72,7 @@ def render_findings(findings: list[Finding], fmt: str, title: str, extra: dict |
             lines += ([""] if findings else []) + ["### Notes", ""]
             lines += [f"- {md_escape.text(group)}" for group in _note_groups(notes, verbose)]
         return "\n".join(lines) + "\n"
-    return "".join(f"{f}\n" for f in findings)
+    return "".join(f"{printable(str(f))}\n" for f in findings)  # one line each, whatever a name holds
 
 
 def _note_groups(notes: list[Finding], verbose: bool) -> list[str]:
@@ -93,10 +95,10 @@ def _note_groups(notes: list[Finding], verbose: bool) -> list[str]:
 
 def render_notes(notes: list[Finding], verbose: bool = False) -> str:
     """Text notes, grouped by code and message (`note: L004 24 files: ... (first: path:line:col; ...)`)."""
-    return "".join(f"note: {line}\n" for line in _note_groups(notes, verbose))
+    return "".join(f"note: {printable(line)}\n" for line in _note_groups(notes, verbose))
 
 
-def render_statistics(findings: list[Finding], rules: dict[str, str], fmt: str) -> str:
+def render_statistics(findings: list[Finding], rules: dict[str, str], fmt: str, schema: str | None = None) -> str:
     """Findings counted per code, most first: `  24  L005  error    the SM in the name differs ...`."""
     counts: dict[str, list[Finding]] = {}
     for finding in findings:
@@ -104,8 +106,8 @@ def render_statistics(findings: list[Finding], rules: dict[str, str], fmt: str) 
     ordered = sorted(counts.items(), key=lambda item: (-len(item[1]), item[0]))
     rows = [(len(found), code, found[0].severity, rules.get(code, "")) for code, found in ordered]
     if fmt == "json":
-        return json.dumps({"statistics": [{"code": c, "count": n, "severity": sev, "rule": r}
-                                          for n, c, sev, r in rows]}, indent=2) + "\n"
+        counted = [{"code": c, "count": n, "severity": sev, "rule": r} for n, c, sev, r in rows]
+        return json.dumps({**({"schema": schema} if schema else {}), "statistics": counted}, indent=2) + "\n"
     if fmt == "markdown":
         lines = ["## pinshift lint statistics", "", "| count | code | severity | rule |", "|---|---|---|---|"]
         return "\n".join(lines + [f"| {n} | {md_escape.cell(c)} | {sev} | {md_escape.cell(r)} |"

@@ -28,6 +28,7 @@ operating system, never the stand-in's shadowing of a builtin:
 from __future__ import annotations
 
 import os
+import re
 import resource
 import shutil
 import signal
@@ -85,6 +86,21 @@ def eval_command(nix: str, roots: Sequence[str | Path], expression: str, show_tr
 def parse_command(nix: str) -> list[str]:
     """`nix-instantiate --parse -` (the file on stdin): nothing is evaluated, still run in the sandbox."""
     return [nix, *OPTIONS, "--parse", "-"]
+
+
+_STDIN_AT = re.compile(r"at «stdin»:(\d+):(\d+)")
+
+
+def nix_parse_verdict(sandbox: "NixSandbox", nix: str, data: bytes) -> tuple[int, int, str] | None:
+    """None when `nix-instantiate --parse` accepts `data`, else (line, column, Nix's first error line): the place
+    is the one Nix names (`at «stdin»:3:5`), 1:1 when it names none (a time-out, a crash)."""
+    parsed = sandbox.run(parse_command(nix), input=data)
+    if parsed.status == 0 and not parsed.timed_out:
+        return None
+    lines = parsed.stderr.strip().splitlines() or ["rejected"]
+    message = "timed out" if parsed.timed_out else lines[0].removeprefix("error: ")
+    at = _STDIN_AT.search(parsed.stderr)
+    return (int(at.group(1)), int(at.group(2)), message) if at else (1, 1, message)
 
 
 # --- the network namespace, tried once per run ------------------------------------------------------------------

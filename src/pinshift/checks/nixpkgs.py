@@ -61,9 +61,9 @@ class NixpkgsCheckout:
     def __init__(self, directory: Path):
         import git
 
-        from pinshift.nixpkgs.clone import NO_CLONE
+        from pinshift.nixpkgs.clone import NO_CLONE  # the words `pinshift hash` uses for the same mistakes
 
-        if not Path(directory).is_dir():  # the wording of `pinshift hash` (pinshift.nixpkgs.clone.NixpkgsClone)
+        if not Path(directory).is_dir():
             raise UsageError(f"--nixpkgs {directory}: no such directory; {NO_CLONE}")
         try:
             self.repo = git.Repo(directory)

@@ -496,14 +496,14 @@ def align_recipe(row, target: BranchPin, repo_path: str, files: tuple[str, ...],
     if row.error:
         raise UsageError(f"--recipe {label}: the branch cannot be read: {row.error}")
     if row.problems:
-        raise UsageError(f"--recipe {label}: {len(row.problems)} recipe files do not parse (first: {row.problems[0]}); "
+        raise UsageError(f"--recipe {label}: {_recipes(len(row.problems), 'recipe file')} {'does' if len(row.problems) == 1 else 'do'} not parse (first: {row.problems[0]}); "
                          "fix them first (pinshift parse lists them)")
     if row.caller:
-        raise UsageError(f"--recipe {label}: {row.caller} recipes use the caller's nixpkgs (Flox function "
+        raise UsageError(f"--recipe {label}: {_recipes(row.caller)} {'uses' if row.caller == 1 else 'use'} the caller's nixpkgs (Flox function "
                          f"arguments), which pin-swap cannot move; convert them first (pinshift migrate "
                          f"flox-args-to-pinned --from {row.branch} --branch {row.branch}-pinned), then align that branch")
     if row.unpinned:
-        raise UsageError(f"--recipe {label}: {row.unpinned} recipes import <nixpkgs> without a pin; pin them first "
+        raise UsageError(f"--recipe {label}: {_recipes(row.unpinned)} {'imports' if row.unpinned == 1 else 'import'} <nixpkgs> without a pin; pin {'it' if row.unpinned == 1 else 'them'} first "
                          "(the pin-nixpkgs step kind)")
     expressions = [value for value, _ in row.pins if not _REVISION.match(value)]
     if expressions:
@@ -544,3 +544,8 @@ def align_recipe(row, target: BranchPin, repo_path: str, files: tuple[str, ...],
         if hashes:
             lines.append('hash = "compute"  # the fetchers carry a sha256: migrate with --nixpkgs DIR to compute it')
     return name, "\n".join(lines) + "\n"
+
+
+def _recipes(count: int, noun: str = "recipe") -> str:
+    """`1 recipe`, `2 recipes`."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"

@@ -189,7 +189,7 @@ def _versions(package, notes: Footnotes, short: bool) -> str:
 
 def _unknown_version(package, version) -> str:
     """`version ?: not stated in the recipes; --nixpkgs DIR reads it from each pin` (counts only for several reasons)."""
-    reasons = "; ".join(f"{reason} ({count} recipes)" if len(version.sources) > 1 else reason
+    reasons = "; ".join(f"{reason} ({_plural(count, 'recipe')})" if len(version.sources) > 1 else reason
                         for reason, count in version.sources)
     return f"version ?: not stated in the recipes; {reasons}"
 

@@ -25,6 +25,21 @@ from pinshift.checks.collect import Recipe
 from pinshift.checks.findings import Finding, finding_at
 
 
+RULES = {
+    "V001": "tree-sitter finds a syntax problem",
+    "V002": "nix-instantiate --parse rejects the file",
+    "V100": "no pinned nixpkgs revision",
+    "V101": "the revision is not in the nixpkgs checkout",
+    "V102": "the package set does not exist at the pin",
+    "V103": "the attribute does not exist in the package set",
+    "V104": "an .override argument is not a parameter of the package function",
+    "V105": "the package function's parameters cannot be found",
+    "V106": "a sha256/hash is not the one of the pin's archive",
+    "V201": "--eval: Nix cannot evaluate pname/version",
+    "V202": "--eval: the pin cannot be shadowed",
+}
+
+
 @dataclass(frozen=True)
 class VerifyOptions:
     nixpkgs: Path | None = None  # a local nixpkgs git checkout; None: static checks are skipped

@@ -24,6 +24,7 @@ from typing import Any
 
 import click
 
+from pinshift.commands.completion import complete_step_kinds
 from pinshift.report.display import printable
 from pinshift.errors import IncompleteRun, ParamError, PinshiftError, StepFailed, UsageError, WriteFailed, WriteRefused
 from pinshift.files.tree import DEFAULT_MAX_BYTES, DirectoryTree, SkippedFile
@@ -415,7 +416,7 @@ def write_changes(step, selected: SelectedFiles) -> None:
 
 
 @click.command()
-@click.argument("kind")
+@click.argument("kind", shell_complete=complete_step_kinds)
 @click.argument("paths", nargs=-1)
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
               help="A step parameter (repeatable); VALUE is read as TOML when it is a number, true/false, a "

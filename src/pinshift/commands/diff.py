@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from pinshift.commands.completion import complete_branches
 from pinshift.report import DEFAULT_MARKDOWN_LIMIT, check_markdown_limit
 from pinshift.report.display import printable
 
@@ -16,8 +17,8 @@ NO_NIX = ("pinshift diff evaluates recipes with nix-instantiate, which is not on
 
 
 @click.command()
-@click.argument("base")
-@click.argument("target")
+@click.argument("base", shell_complete=complete_branches)
+@click.argument("target", shell_complete=complete_branches)
 @click.argument("paths", nargs=-1)
 @click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path), default=".",
               help="The recipe repository (default: the current directory).")

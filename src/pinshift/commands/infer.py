@@ -8,14 +8,15 @@ from pathlib import Path
 
 import click
 
+from pinshift.commands.completion import complete_branches
 from pinshift.report.display import printable
 
 SHOWN = 10  # residue hunks and dropped candidates listed without --verbose
 
 
 @click.command()
-@click.argument("base")
-@click.argument("target")
+@click.argument("base", shell_complete=complete_branches)
+@click.argument("target", shell_complete=complete_branches)
 @click.option("--files", "files", multiple=True, metavar="GLOB",
               help="Compare only files matching GLOB (repeatable); the recipe's files become these globs.")
 @click.option("--output", "output", type=click.Path(dir_okay=False), default=None,

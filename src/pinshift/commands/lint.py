@@ -9,10 +9,14 @@ import click
 from pinshift.report.display import printable
 from pinshift.files.tree import DEFAULT_MAX_BYTES
 
+SCHEMA = "pinshift.lint/1"  # lint --format json, docs/lint-schema.json
+
 
 @click.command()
 @click.argument("paths", nargs=-1)
-@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json", "github", "sarif"]), default="text",
+              show_default=True, help="json: schema pinshift.lint/1 (docs/lint-schema.json); github: workflow "
+                                      "commands (::error file=…); sarif: SARIF 2.1.0 for code scanning.")
 @click.option("--select", multiple=True, metavar="CODES",
               help="Only these rules (comma-separated codes or prefixes, ALL; repeatable); replaces the config's.")
 @click.option("--ignore", multiple=True, metavar="CODES",
@@ -34,7 +38,12 @@ def lint(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], ignore: tupl
     from pinshift.checks.lint import RULES, apply_selection
     from pinshift.checks.lint import lint as lint_recipes
     from pinshift.checks.lint_config import find_root, load_selection, split_codes
+    from pinshift.checks.annotations import ANNOTATION_FORMATS, render_annotations
+    from pinshift.commands import counted
 
+    if statistics and fmt in ANNOTATION_FORMATS:
+        raise click.UsageError(f"--statistics counts findings per rule; use it with --format text, markdown or json, "
+                               f"not {fmt}")
     paths = paths or (".",)
     selection = load_selection(find_root(paths), RULES, split_codes(select), split_codes(ignore))
     recipes, skipped = read_recipes(paths, max_bytes)
@@ -47,15 +56,17 @@ def lint(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], ignore: tupl
     findings = [f for f in kept if f.severity != "note"]
     notes = [f for f in kept if f.severity == "note"]
     if statistics:
-        click.echo(render_statistics(findings, RULES, fmt), nl=False)
+        click.echo(render_statistics(findings, RULES, fmt, SCHEMA), nl=False)
+    elif fmt in ANNOTATION_FORMATS:
+        click.echo(render_annotations(findings, fmt, "lint", RULES), nl=False)
     else:
-        extra = {"notes": [n.to_json() for n in notes], "suppressed": suppressed}
+        extra = {"schema": SCHEMA, "notes": [n.to_json() for n in notes], "suppressed": suppressed}
         click.echo(printable(render_findings(findings, fmt, "pinshift lint", extra, notes, verbose), keep_newlines=True),
                    nl=False)
-    if fmt == "text":
+    if fmt in ("text", *ANNOTATION_FORMATS):  # stderr: the workflow commands or the log stay alone on stdout
         click.echo(printable(render_notes(notes, verbose), keep_newlines=True), nl=False, err=True)
         tail = "".join(f", {n} {word}" for n, word in ((len(notes), "notes" if len(notes) != 1 else "note"),
                                                       (suppressed, "suppressed by noqa")) if n)
-        click.echo(f"{len(recipes)} files linted, {len(findings)} findings{tail}", err=True)
+        click.echo(f"{counted(len(recipes), 'file')} linted, {counted(len(findings), 'finding')}{tail}", err=True)
     if findings:
         raise click.exceptions.Exit(1)

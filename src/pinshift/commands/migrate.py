@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from pinshift.commands.completion import complete_branches, complete_recipes
 from pinshift.report.display import printable
 from pinshift.report import emit, options_from, report_options
 from pinshift.report.progress import progress_bar
@@ -243,10 +244,10 @@ def report_after_commits(done: str | None):
 
 
 @click.command()
-@click.argument("recipe")
+@click.argument("recipe", shell_complete=complete_recipes)
 @click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path), default=".",
               help="The recipe repository (default: the current directory).")
-@click.option("--from", "bases", metavar="BASE", multiple=True,
+@click.option("--from", "bases", metavar="BASE", multiple=True, shell_complete=complete_branches,
               help="Branch or commit to start from (default: the recipe's base or bases); repeat it, or give a glob "
                    "('pytorch-2.9-*'), to migrate several branches in one run.")
 @click.option("--branch", metavar="NAME", help="Branch to create (default: the recipe's target); with several bases "

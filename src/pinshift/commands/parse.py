@@ -7,9 +7,18 @@ every report groups findings) are shown once, with the count of the rest; `--ver
 A file holding a NUL byte, which every other command skips, is parsed the way Nix reads it (a NUL
 between tokens ends the file, syntax/reading.py): its verdict is Nix's, and a note on stderr says
 where Nix stops reading when that is before the end.
+
+`--nix` confirms each file tree-sitter accepts with `nix-instantiate --parse` itself (run in pinshift's Nix
+sandbox, checks/nix_process.py; nothing is evaluated): a rejection is a problem at the place Nix names.
+`--format github` prints GitHub workflow commands and `--format sarif` a SARIF 2.1.0 log (checks/annotations.py),
+each problem with the code `syntax` (`nix` for one only Nix found).
 """
 
 from __future__ import annotations
+
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
+
+from contextlib import ExitStack
 
 import click
 
@@ -17,6 +26,8 @@ from pinshift.report.display import printable
 from pinshift.files.tree import DEFAULT_MAX_BYTES, NulFile, SkippedFile, display_path, nix_files
 from pinshift.syntax.document import parse_document
 from pinshift.git.repo import listed_files
+from pinshift.commands import counted
+from pinshift.errors import UsageError
 
 
 @click.command()
@@ -24,9 +35,47 @@ from pinshift.git.repo import listed_files
 @click.option("--max-bytes", type=int, default=DEFAULT_MAX_BYTES, show_default=True, help="Skip larger files.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only problems, no summary line.")
 @click.option("--verbose", "-v", is_flag=True, help="List every problem, also those that repeat one shown.")
-def parse(paths: tuple[str, ...], max_bytes: int, quiet: bool, verbose: bool) -> None:
+@click.option("--nix", "confirm", is_flag=True,
+              help="Also ask nix-instantiate --parse (sandboxed, nothing evaluated) about each file tree-sitter accepts.")
+@click.option("--format", "fmt", type=click.Choice(["text", "github", "sarif"]), default="text", show_default=True,
+              help="github: workflow commands (::error file=…); sarif: SARIF 2.1.0 for code scanning.")
+def parse(paths: tuple[str, ...], max_bytes: int, quiet: bool, verbose: bool, confirm: bool, fmt: str) -> None:
     """Parse Nix files and print each syntax problem as path:line:col: message."""
+    with ExitStack() as stack:
+        nix = _nix_sandbox(stack) if confirm else None
+        problems, checked, skipped, annotations = _parse_files(paths, max_bytes, verbose, fmt, nix)
+    if fmt != "text":
+        from pinshift.checks.annotations import render_annotations
+
+        click.echo(render_annotations(annotations, fmt, "parse", RULES), nl=False)
+    if not quiet:
+        click.echo(f"{counted(checked, 'file')} parsed, {counted(problems, 'problem')}, {skipped} skipped", err=True)
+    if problems:
+        raise click.exceptions.Exit(1)
+
+
+RULES = {"syntax": "Nix cannot parse the file (tree-sitter-nix, as nix-instantiate --parse)",
+         "nix": "nix-instantiate --parse rejects a file tree-sitter-nix accepts (--nix)"}
+
+
+def _nix_sandbox(stack: ExitStack):
+    """(sandbox, nix-instantiate) for --nix; a UsageError when Nix is not installed."""
+    import shutil
+
+    from pinshift.checks.nix_process import NixSandbox
+
+    found = shutil.which("nix-instantiate")
+    if found is None:
+        raise UsageError("--nix: nix-instantiate is not on PATH; install Nix (Debian: nix-bin) or leave out --nix")
+    return stack.enter_context(NixSandbox()), found
+
+
+def _parse_files(paths, max_bytes: int, verbose: bool, fmt: str, nix) -> tuple[int, int, int, list]:
+    """(problems, files parsed, files skipped, findings for --format github|sarif); text is printed as it comes."""
+    from pinshift.checks.findings import Finding
+
     problems = skipped = checked = 0
+    annotations = []
     for tree, relative in nix_files(paths, max_bytes, listed_files):
         shown = display_path(tree, relative)
         try:
@@ -35,7 +84,7 @@ def parse(paths: tuple[str, ...], max_bytes: int, quiet: bool, verbose: bool) ->
             data = held.data
         except SkippedFile as reason:
             skipped += 1
-            click.echo(printable(f"{shown}: {str(reason).split(': ', 1)[-1]}"), err=True)
+            _say(f"{shown}: {str(reason).split(': ', 1)[-1]}", fmt)
             continue
         checked += 1
         doc = parse_document(data, shown)
@@ -43,17 +92,33 @@ def parse(paths: tuple[str, ...], max_bytes: int, quiet: bool, verbose: bool) ->
         problems += len(found)
         if doc.end < len(data) and not any(problem.offset == doc.end for problem in found):
             rest = len(data) - doc.end
-            click.echo(printable(f"{doc.location(doc.end)}: note: a NUL byte, where Nix stops reading "
-                                 f"(the {rest} bytes from it on are not Nix)"), err=True)
+            _say(f"{doc.location(doc.end)}: note: a NUL byte, where Nix stops reading "
+                 f"(the {rest} bytes from it on are not Nix)", fmt)
+        if nix is not None and not found:
+            from pinshift.checks.nix_process import nix_parse_verdict
+
+            rejected = nix_parse_verdict(*nix, data)
+            if rejected is not None:
+                problems += 1
+                line, column, message = rejected
+                annotations.append(Finding(shown, line, column, "nix", f"nix-instantiate --parse: {message}"))
+                if fmt == "text":
+                    click.echo(printable(f"{shown}:{line}:{column}: nix-instantiate --parse: {message}"))
+        if fmt != "text":
+            annotations += [Finding(shown, p.line, p.column, "syntax", p.message + p.detail) for p in found]
+            continue
         for problem, repeats in _grouped(found, verbose):
             line = printable(problem.source_line.strip())
             click.echo(f"{printable(str(problem))}\n    {line}" if line else printable(str(problem)))
             if repeats:
                 click.echo(f"    (and {repeats} more like this in {printable(shown)}; --verbose lists all)")
-    if not quiet:
-        click.echo(f"{checked} files parsed, {problems} problems, {skipped} skipped", err=True)
-    if problems:
-        raise click.exceptions.Exit(1)
+    return problems, checked, skipped, annotations
+
+
+def _say(line: str, fmt: str) -> None:
+    """A line for stderr, printable; outside text output it starts with `pinshift: `, so a file name at its start
+    (`::error::x.nix`) cannot make it a workflow command GitHub's runner would obey."""
+    click.echo(printable(line if fmt == "text" else f"pinshift: {line}"), err=True)
 
 
 def _grouped(found, verbose: bool) -> list[tuple[object, int]]:

@@ -22,6 +22,7 @@ from typing import Any
 
 import click
 
+from pinshift.commands.completion import complete_recipes, complete_step_kinds
 from pinshift.report.display import printable
 from pinshift.errors import UsageError
 
@@ -279,8 +280,8 @@ def recipes(repo: Path, kinds: bool, migrations: Path | None) -> None:
 
 
 @click.command()
-@click.argument("recipe", required=False)
-@click.option("--step", "step_kind", metavar="KIND", help="Document step kind KIND instead.")
+@click.argument("recipe", required=False, shell_complete=complete_recipes)
+@click.option("--step", "step_kind", metavar="KIND", shell_complete=complete_step_kinds, help="Document step kind KIND instead.")
 @click.option("--steps", "all_kinds", is_flag=True, help="List every step kind.")
 @click.option("--repo", type=click.Path(path_type=Path), default=".", help=_REPO_HELP)
 @click.option("--migrations", type=click.Path(path_type=Path), default=None, help=_MIGRATIONS_HELP)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from pinshift.commands.completion import complete_branches
 from pinshift.report.display import printable
 from pinshift.errors import UsageError
 from pinshift.files.tree import DEFAULT_MAX_BYTES
@@ -20,7 +21,7 @@ DEFAULT_FILES = (".flox/pkgs/**/*.nix",)  # pinshift.recipes.recipe.DEFAULT_FILE
 @click.command()
 @click.option("--repo", "repos", multiple=True, type=click.Path(path_type=Path), metavar="DIR",
               help="A recipe repository (a local clone; repeat for several). Default: the current one.")
-@click.option("--branches", multiple=True, metavar="GLOB",
+@click.option("--branches", multiple=True, metavar="GLOB", shell_complete=complete_branches,
               help="Only local branches matching GLOB (fnmatch, repeatable). Default: every local branch.")
 @click.option("--files", multiple=True, metavar="GLOB",
               help="The recipe files of each branch (repeatable). Default: .flox/pkgs/**/*.nix.")
@@ -34,7 +35,7 @@ DEFAULT_FILES = (".flox/pkgs/**/*.nix",)  # pinshift.recipes.recipe.DEFAULT_FILE
 @click.option("--pick", type=click.Choice(["single", "majority"]), default="single", show_default=True,
               help="With --align-to: a target branch with several pins is an error (single) or gives its "
                    "most common pin (majority).")
-@click.option("--recipe", "recipe_for", metavar="BRANCH",
+@click.option("--recipe", "recipe_for", metavar="BRANCH", shell_complete=complete_branches,
               help="With --align-to: print only the recipe (TOML) that aligns BRANCH (or REPO@BRANCH), "
                    "to save under .pinshift/recipes/ and run with pinshift migrate.")
 @click.option("--check", is_flag=True,

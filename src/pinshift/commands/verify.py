@@ -20,7 +20,9 @@ from pinshift.files.tree import DEFAULT_MAX_BYTES
 @click.option("--rev", metavar="REV", help="Check against this nixpkgs revision instead of each recipe's pin.")
 @click.option("--eval", "evaluate", is_flag=True,
               help="Also evaluate pname and version with nix-instantiate, offline, against the clone.")
-@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json", "github", "sarif"]), default="text",
+              show_default=True, help="github: workflow commands (::error file=…); sarif: SARIF 2.1.0 for code "
+                                      "scanning (notes on stderr).")
 @click.option("--max-bytes", type=int, default=DEFAULT_MAX_BYTES, show_default=True, help="Skip larger files.")
 def verify(paths, nixpkgs, rev, evaluate, fmt, max_bytes) -> None:
     """Check that recipes parse, that their package set and attribute exist at the pin, and that every
@@ -28,6 +30,7 @@ def verify(paths, nixpkgs, rev, evaluate, fmt, max_bytes) -> None:
     from pinshift.checks.collect import read_recipes
     from pinshift.checks.verify import VerifyOptions
     from pinshift.checks.verify import verify as verify_recipes
+    from pinshift.commands import counted
 
     recipes, skipped = read_recipes(paths or (".",), max_bytes)
     for reason in skipped:
@@ -35,13 +38,13 @@ def verify(paths, nixpkgs, rev, evaluate, fmt, max_bytes) -> None:
     on_disk = {r.path: Path(r.path).resolve() for r in recipes}
     result = verify_recipes(recipes, VerifyOptions(nixpkgs, rev, evaluate), on_disk)
     click.echo(printable(render_verification(result, fmt), keep_newlines=True), nl=False)
-    if fmt == "text":
+    if fmt in ("text", "github", "sarif"):
         for note in result.notes:
             click.echo(f"note: {printable(note)}", err=True)
         errors = sum(f.severity == "error" for f in result.findings)
         evaluated = f", {len(result.evaluations)} evaluated" if evaluate else ""
         warnings = len(result.findings) - errors
-        click.echo(f"{len(recipes)} files verified{evaluated}, {errors} error{'s' if errors != 1 else ''}, "
+        click.echo(f"{counted(len(recipes), 'file')} verified{evaluated}, {errors} error{'s' if errors != 1 else ''}, "
                    f"{warnings} warning{'s' if warnings != 1 else ''}", err=True)
     if any(f.severity == "error" for f in result.findings):
         raise click.exceptions.Exit(1)
@@ -49,9 +52,13 @@ def verify(paths, nixpkgs, rev, evaluate, fmt, max_bytes) -> None:
 
 def render_verification(result, fmt: str) -> str:
     """Findings as lint prints them; JSON and Markdown add the evaluated pname/version and the notes."""
+    from pinshift.checks.annotations import ANNOTATION_FORMATS, render_annotations
     from pinshift.checks.findings import render_findings
+    from pinshift.checks.verify import RULES
     from pinshift.languages.markdown_escape import cell, code, text as markdown_text
 
+    if fmt in ANNOTATION_FORMATS:
+        return render_annotations(result.findings, fmt, "verify", RULES)
     text = render_findings(result.findings, fmt, "pinshift verify", result.to_json() if fmt == "json" else None)
     if fmt == "markdown":
         if result.evaluations:
