@@ -319,3 +319,20 @@ def render(template: Template, doc: Document, captures: dict) -> bytes:
         last = end
     out.append(template.text[last:])
     return b"".join(out)
+
+
+def glob_regex(globs: tuple[str, ...]) -> re.Pattern | None:
+    """One regular expression for binding-path globs (`*` any run of characters; a leading `*.` may match nothing).
+
+    >>> bool(glob_regex(("*.enable",)).fullmatch("enable")), bool(glob_regex(("*.enable",)).fullmatch("a.b.enable"))
+    (True, True)
+    """
+    if not globs:
+        return None
+    parts = []
+    for glob in globs:
+        lead = ""
+        if glob.startswith("*."):
+            lead, glob = r"(?:.*\.)?", glob[2:]
+        parts.append(lead + ".*".join(re.escape(piece) for piece in glob.split("*")))
+    return re.compile("|".join(f"(?:{p})" for p in parts))

@@ -112,23 +112,6 @@ def needles(params: Params) -> tuple[bytes, ...]:
     return (pattern.anchor,) if pattern.anchor else ()
 
 
-def glob_regex(globs: tuple[str, ...]) -> re.Pattern | None:
-    """One regular expression for binding-path globs (`*` any run of characters; a leading `*.` may match nothing).
-
-    >>> bool(glob_regex(("*.enable",)).fullmatch("enable")), bool(glob_regex(("*.enable",)).fullmatch("a.b.enable"))
-    (True, True)
-    """
-    if not globs:
-        return None
-    parts = []
-    for glob in globs:
-        lead = ""
-        if glob.startswith("*."):
-            lead, glob = r"(?:.*\.)?", glob[2:]
-        parts.append(lead + ".*".join(re.escape(piece) for piece in glob.split("*")))
-    return re.compile("|".join(f"(?:{p})" for p in parts))
-
-
 class _Enclosing:
     """Whether a node lies in the value of a binding whose path a glob matches; each node's answer found once."""
 
@@ -186,8 +169,8 @@ def plan(doc, params: Params, context: StepContext) -> StepOutput:
     found = [m for m in (_pattern.match(pattern, doc, node) for node in _pattern.candidates(pattern, doc)) if m]
     if not found:
         return out
-    inside = _Enclosing(doc, glob_regex(params.inside)) if params.inside else None
-    outside = _Enclosing(doc, glob_regex(params.not_inside)) if params.not_inside else None
+    inside = _Enclosing(doc, _pattern.glob_regex(params.inside)) if params.inside else None
+    outside = _Enclosing(doc, _pattern.glob_regex(params.not_inside)) if params.not_inside else None
     headers = header_scopes(doc)
     taken: list = []
     for match in sorted(found, key=lambda m: (m.node.start_byte, -m.node.end_byte)):
