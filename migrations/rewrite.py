@@ -42,8 +42,8 @@ bytes outside each matched node never change.
 Parameters:
   pattern      str, required. Nix source with metavariables, e.g. 'lib.optional $C $X'.
   replacement  str, required. Nix source, e.g. 'lib.optionals $C [ $X ]'.
-  inside       list of globs, optional.
-  not-inside   list of globs, optional.
+  inside       list, optional. Binding-path globs the match must lie in the value of (see above).
+  not-inside   list, optional. Binding-path globs the match must lie in no value of.
 
 Example recipe steps:
     [[steps]]

@@ -223,6 +223,45 @@ def select_files(paths: tuple[str, ...], globs: tuple[str, ...], max_bytes: int,
     return selected
 
 
+def add_referrers(selected: SelectedFiles, root: Path, max_bytes: int, excludes: tuple[str, ...]) -> list[str]:
+    """Add every Nix file under `root` (the current directory; .gitignore honoured) to `selected`: the files whose
+    references a file-level step follows. The `--exclude`d ones are left out and returned (with their bytes read
+    by `check_excluded_referrers`)."""
+    from pinshift.files.globs import matches
+
+    tree = DirectoryTree(root, max_bytes, listed_files)
+    excluded = []
+    for relative in tree.paths():
+        shown = os.path.normpath(os.path.relpath(root / relative))
+        if not matches(relative, DEFAULT_GLOBS):
+            continue
+        if excludes and (matches(relative, excludes) or matches(shown, excludes)):
+            excluded.append(shown)
+        else:
+            selected.add(shown, tree, relative)
+    return excluded
+
+
+def check_excluded_referrers(step, excluded: list[str]) -> None:
+    """An `--exclude`d Nix file that names a file the step renames or removes would be left dangling: refused."""
+    names = {}
+    for change in step.changed:
+        for old in ([change.old_path] if change.old_path else []) + ([change.path] if change.removed else []):
+            names[os.path.basename(old).encode()] = old
+    if not names:
+        return
+    for path in excluded:
+        try:
+            data = Path(path).read_bytes()
+        except OSError:
+            continue
+        for name, old in names.items():
+            if name in data:
+                raise StepFailed(f"{step.kind}: {path} names {old}, which this step takes away, but --exclude leaves "
+                                 f"it out, so its reference would dangle; nothing was written (drop that --exclude, "
+                                 "or change the file by hand first)")
+
+
 def _glob_escape(text: str) -> str:
     return re.sub(r"([*?[])", r"[\1]", text)
 
@@ -315,15 +354,24 @@ def plan_apply(options: ApplyOptions):
     kind = get_kind(available_kinds(root, options.migrations, consent), options.kind)
     params, values = step_params(kind, options.settings)
     selected = select_files(options.paths, options.globs, options.max_bytes, options.excludes)
+    follows = kind.plans_paths and kind.plans_references(params)
+    excluded: list[str] = []
+    if follows:  # a rename follows every referrer in the repository, whatever PATH limits the renamed files to
+        here = Path(".").resolve()
+        if here != root:
+            click.echo(printable(f"pinshift: note: references from files outside {here} are not followed: run from "
+                                 f"the repository root ({root}) to follow every one"), err=True)
+        excluded = add_referrers(selected, here, options.max_bytes, options.excludes)
     [filled] = fill([(kind.name, kind, params)], options.nixpkgs, root)
     memo = PlanMemo.open(note=lambda line: click.echo(printable(line), err=True))
     step = plan_step(WorkingSet(selected), kind, filled.params, step_globs(options.paths, options.globs),
-                     title=f"{kind.name} (pinshift apply)",
+                     title=f"{kind.name} (pinshift apply)", tree_globs=() if follows else None,
                      raw_params=values, options=RunOptions(strict=options.strict, memo=memo))
     if memo is not None:
         memo.save()
     step.notes[:0] = filled.notes
     check_new_paths(step, selected)
+    check_excluded_referrers(step, excluded)
     return Plan(recipe="", steps=[step], repository=os.getcwd(), dry_run=options.dry_run), selected, memo
 
 
