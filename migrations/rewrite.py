@@ -12,11 +12,13 @@ it as an operand (`[ $X ]` with `$X` = `f x` writes `[ (f x) ]`); elsewhere it i
 
 Scope-aware:
   - a name the pattern reads (`toString`, `lib` in `lib.optional`) matches only a reference bound as
-    at the top of the file: Nix's own builtin (also under a `with`: Nix's builtins are never shadowed by
-    one), an argument of the file's own function (`{ config, lib, ... }:`, `final: prev:`). A
-    `let lib = …;`, a `rec` binding, an inner function's argument of that name, or a name only a `with`
-    supplies is something else: that place is left alone (a note says where). A `let … in` around the
-    file's body (`{ pkgs, ... }: let lib = pkgs.lib; in …`) binds names at the top too;
+    at the top of the file. A name Nix itself binds (`toString`, `builtins`, `map`) must be Nix's
+    builtin: free, or under a `with` (Nix's builtins are never shadowed by one); any `let`, `rec` or
+    function binding of it, even at the top, is something else. Any other name must be an argument of
+    the file's own function (`{ config, lib, ... }:`, `final: prev:`), a binding of the `let … in` around
+    the file's body (`{ pkgs, ... }: let lib = pkgs.lib; in …`), or free. An inner `let lib = …;`, a
+    `rec` binding, an inner function's argument of that name (`cfg: … cfg.enable`), or a name only a
+    `with` supplies is something else: that place is left alone (a note says where);
   - a name the replacement brings in (`builtins` in `builtins.toString $X`) must mean the same at the
     place of the edit: when a `let`, `rec` or inner function binds it there, the file is refused with
     `path:line:col: the replacement's `builtins` would be the let binding at L:C here, not the top-level
@@ -153,6 +155,8 @@ def _as_at_top(binder, name: str, headers: set[int]) -> bool:
         return True
     if binder.kind == "with":
         return is_nix_global(name)  # Nix's builtins are lexical: a `with` never shadows them
+    if is_nix_global(name):
+        return False  # `toString`, `builtins`: the builtin only; any binding of the name shadows it
     return binder.kind in ("formal", "argument", "let") and binder.scope.id in headers
 
 

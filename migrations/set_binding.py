@@ -114,6 +114,7 @@ from pinshift.edits import Edit
 from pinshift.steps.kind import StepContext, StepOutput
 from pinshift.steps import layout
 from pinshift.syntax.document import parse_document
+from pinshift.migrations._pattern import glob_regex
 from pinshift.migrations._results import binding_overrides, result_overrides
 from pinshift.syntax.queries import ATTRSET_TYPES, bindings, find_bindings, name_of, override_attrs, unwrap
 
@@ -198,8 +199,6 @@ def _targets(doc, params: Params) -> list[tuple]:
             b.root == top and b.path[:1] == wanted[:1] for b in bindings(doc)):
         return [(top, wanted, True)]  # the top-level path: `options.x = …;` and `options = { … };` alike
     if "*" in wanted:
-        from pinshift.migrations._pattern import glob_regex
-
         regex = glob_regex((params.at,))
         matched = [b for b in bindings(doc) if None not in b.path and regex.fullmatch(b.dotted)]
     else:

@@ -197,3 +197,24 @@ def test_matching_work_grows_linearly(tmp_path):
         data = source(n)
         works[n] = counted(lambda: rewrite.plan(parse_document(data, "x.nix"), params, StepContext("x.nix")), data)
     assert works[50 * GROWTH] <= LINEAR * works[50], works
+
+
+def test_a_top_level_let_shadows_a_builtin_but_binds_other_names_at_the_top(run_cli, tmp_path):
+    shadowing = '{ lib, ... }:\nlet\n  toString = x: "bar-${x}";\nin\n{ a = toString "x"; }\n'
+    result = _run(run_cli, tmp_path, {"bar.nix": shadowing}, *TO_STRING)
+    assert result.exit_code == 0, result
+    assert (tmp_path / "bar.nix").read_text() == shadowing
+    assert "toString here is the let binding at 3:3, not the top-level toString: left alone" in result.output
+    top_let = "{ pkgs, ... }:\nlet lib = pkgs.lib; in\n{ a = lib.optional true 1; }\n"
+    (tmp_path / "bar.nix").write_text(top_let)
+    result = run_cli("apply", "rewrite", *OPTIONALS, str(tmp_path))
+    assert result.exit_code == 0, result
+    assert (tmp_path / "bar.nix").read_text() == top_let.replace("lib.optional true 1", "lib.optionals true [ 1 ]")
+
+
+def test_a_top_level_let_binding_builtins_refuses_the_replacement(run_cli, tmp_path):
+    source = "{ lib, ... }:\nlet builtins = import ./compat.nix; in\n{ a = toString 1; }\n"
+    result = _run(run_cli, tmp_path, {"baz.nix": source}, *TO_STRING)
+    assert result.exit_code == 1, result
+    assert "baz.nix:3:7: the replacement's `builtins` would be the let binding at 2:5 here" in result.output
+    assert (tmp_path / "baz.nix").read_text() == source
