@@ -116,15 +116,16 @@ def _find_holes(pattern: Pattern) -> None:
             name = text[len(_SEQ if is_run else _ONE):]
             hole, above = node, doc.ancestry.parent(node)
             # the largest node that is nothing but this placeholder: `$X` (a variable), `$$$XS` (a formal, a binding)
-            while above is not None and above.id != pattern.root.id and (
+            while above is not None and hole.id != pattern.root.id and (
                 doc.text(above).strip() == text.encode() or (is_run and above.type == "binding"
                                                              and doc.text(above) == f"{text} = {text};".encode())):
                 hole, above = above, doc.ancestry.parent(above)
             if is_run and (above is None or above.type not in _RUNS):
                 raise ParamError("pattern", f"$$${name} stands for a run of list items, call arguments, formals "
                                             f"or bindings; here it is not one: {pattern.source!r}")
-            if hole.id == pattern.root.id and is_run:
-                raise ParamError("pattern", f"$$${name} alone is no pattern: write what holds the run")
+            if hole.id == pattern.root.id:
+                raise ParamError("pattern", f"${'$$' if is_run else ''}{name} alone matches everything: write "
+                                            "the code around it (e.g. 'toString $X')")
             pattern.holes[hole.id] = (name, is_run)
             pattern.names.add(name)
             if is_run and above.type == "apply_expression":

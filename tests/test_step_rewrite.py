@@ -169,6 +169,7 @@ def test_a_comment_inside_a_match_is_never_dropped(run_cli, tmp_path):
     (("pattern=f [ $$$A $$$B ]", "replacement=x"), "at most one $$$ run"),
     (("pattern=default = false;", "replacement=true"), "must be a binding when the pattern is one"),
     (("pattern=  ", "replacement=x"), "'pattern' is empty"),
+    (("pattern=$X", "replacement=x"), "$X alone matches everything"),
     (("pattern=x", "replacement=y", "inside=a b"), "'inside' globs are dotted binding paths"),
 ])
 def test_bad_rules_are_one_line_errors(run_cli, tmp_path, settings, says):
