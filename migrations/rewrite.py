@@ -109,7 +109,12 @@ def compiled(pattern: str, replacement: str) -> tuple:
 
 
 def needles(params: Params) -> tuple[bytes, ...]:
-    """The pattern's anchor (every match spells it); none when the pattern spells no name or string text."""
+    """What every match's file spells: the longest literal part of each `inside` glob (a match lies in a binding
+    whose path one of them matches, so its file spells that part of the name), else the pattern's anchor;
+    none when the pattern spells no name or string text."""
+    literals = [max(re.split(r"[*.]", glob), key=len) for glob in params.inside]
+    if params.inside and all(literals):
+        return tuple(dict.fromkeys(literal.encode() for literal in literals))
     pattern, _ = params.compiled
     return (pattern.anchor,) if pattern.anchor else ()
 

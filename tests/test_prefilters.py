@@ -65,3 +65,15 @@ def test_a_readme_naming_a_branch_without_a_table_still_warns(tmp_path):
     params = kind.parse_params({"base": "main-a", "target": "main-b"})
     output = kind.plan(_document(kind, "README.md", "# main-a\n\nno table\n"), params, StepContext("README.md"))
     assert [w.message for w in output.warnings] == ["no branch table (no table with a 'Branch' column); file left alone"]
+
+
+def test_rewrite_inside_needs_the_glob_literal_and_the_plan_agrees():
+    kind = bundled_kinds()["rewrite"]
+    params = kind.parse_params({"pattern": "default = false;", "replacement": "default = true;",
+                                "inside": ["*.enableMcpIntegration"]})
+    assert kind.needles(params) == (b"enableMcpIntegration",)
+    text = "{ lib }:\n{ options.x.enable = lib.mkOption { default = false; }; }\n"
+    output = kind.plan(_document(kind, "a.nix", text), params, StepContext("a.nix"))
+    assert (output.edits, output.warnings, output.notes) == ([], [], [])
+    matched = text.replace("x.enable", "x.enableMcpIntegration")
+    assert len(kind.plan(_document(kind, "a.nix", matched), params, StepContext("a.nix")).edits) == 1
