@@ -172,6 +172,20 @@ def _describe(doc, binder) -> str:
     return f"{what.get(binder.kind, binder.kind + ' binding')} at {line}:{column}"
 
 
+def _narrowed(data: bytes, start: int, end: int, replacement: bytes, reason: str) -> Edit:
+    """The edit writing `replacement` over [start, end), without the bytes both already share at either end
+    (`toString x` -> `builtins.toString x` inserts `builtins.`): the same result, checked where it changes."""
+    old = data[start:end]
+    head = 0
+    limit = min(len(old), len(replacement))
+    while head < limit and old[head] == replacement[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and old[len(old) - 1 - tail] == replacement[len(replacement) - 1 - tail]:
+        tail += 1
+    return Edit(start + head, end - tail, replacement[head: len(replacement) - tail], reason)
+
+
 def plan(doc, params: Params, context: StepContext) -> StepOutput:
     out = StepOutput()
     pattern, template = params.compiled
@@ -208,6 +222,7 @@ def plan(doc, params: Params, context: StepContext) -> StepOutput:
                                         f"not the top-level {name}: not rewritten (rename that binding first)")
             continue
         taken.append(match)
-        out.edits.append(Edit(node.start_byte, node.end_byte, _pattern.render(template, doc, match.captures),
-                              f"{NAME}: {params.pattern}"))
+        written = _pattern.render(template, doc, match.captures)
+        if written != doc.text(node):  # a rule whose replacement is what it matched changes nothing
+            out.edits.append(_narrowed(doc.data, node.start_byte, node.end_byte, written, f"{NAME}: {params.pattern}"))
     return out

@@ -219,3 +219,16 @@ def test_a_top_level_let_binding_builtins_refuses_the_replacement(run_cli, tmp_p
     assert result.exit_code == 1, result
     assert "baz.nix:3:7: the replacement's `builtins` would be the let binding at 2:5 here" in result.output
     assert (tmp_path / "baz.nix").read_text() == source
+
+
+def test_edits_are_narrow_and_a_rule_matching_its_replacement_changes_nothing(tmp_path):
+    from pinshift.migrations import rewrite
+    from pinshift.steps.kind import StepContext
+    from pinshift.syntax.document import parse_document
+
+    doc = parse_document(b"{ x = toString (f  1); }\n", "x.nix")
+    params = rewrite.Params(pattern="toString $X", replacement="builtins.toString $X")
+    [edit] = rewrite.plan(doc, params, StepContext("x.nix")).edits
+    assert (edit.start, edit.end, edit.replacement) == (6, 6, b"builtins.")
+    same = rewrite.Params(pattern="toString $X", replacement="toString $X")
+    assert rewrite.plan(doc, same, StepContext("x.nix")).edits == []
