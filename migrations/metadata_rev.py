@@ -164,7 +164,8 @@ def plan(doc, params: Params, context: StepContext) -> StepOutput:
     if markers or out.warnings:
         return out
     if params.missing == "skip":
-        out.warn(-1, "no .metadata-rev marker: skipped")
+        if override_attrs(doc):  # only a build it could mark is worth a warning (what `needles` lets through)
+            out.warn(-1, "no .metadata-rev marker: skipped")
     elif params.missing == "error":
         raise StepFailed(f'{doc.path}: no .metadata-rev marker (missing = "error"); add one or use missing = "insert"')
     else:

@@ -142,6 +142,8 @@ def plan(doc: PythonDocument, params: Params, context: StepContext) -> StepOutpu
                 expr, value = wanted[key]
                 found.add(expr)
                 _set(doc, literal, value, f"assert {expr} ==", out)
+    if not any(needle in doc.data for needle in needles(params)):
+        return out  # a file naming none of them is not theirs (what `needles` skips)
     for name in list(params.constants) + list(params.asserts):
         if name not in found:
             what = "constant" if name in params.constants else "assertion on"

@@ -441,6 +441,8 @@ def plan(doc: MarkdownDocument, params: Params, context: StepContext) -> StepOut
     out = StepOutput()
     branch_tables = [t for t in doc.tables if t.column(params.branch_column) is not None]
     if not branch_tables:
+        if not any(needle in doc.data for needle in needles(params)):
+            return out  # names neither branch: not the README of these branches (what `needles` skips)
         out.warn(0, f"no branch table (no table with a '{params.branch_column}' column); file left alone")
         return out
     for table in doc.tables:

@@ -253,7 +253,7 @@ def _rename(doc, binder: _Binder, uses: _Uses, inside_new: list, out: StepOutput
     edits = [_name_edit(doc, node, new, why) for node in binder.names]
     for node, bound in uses.bound_in(name, container):
         if node.parent.type != "variable_expression":
-            out.refuse(node.start_byte, f"inherit {name}; reads the binding at {doc.location(binder.names[0].start_byte)}"
+            out.refuse(node.start_byte, f"inherit {name}; reads the binding at {_line_column(doc, binder.names[0].start_byte)}"
                                         f" and names an attribute by it: renaming it would rename that attribute too "
                                         f"(write {name} = {name}; first, or rename by hand)")
             return None
@@ -261,7 +261,7 @@ def _rename(doc, binder: _Binder, uses: _Uses, inside_new: list, out: StepOutput
         if capture.lexical and capture.scope is not None and capture.scope != container \
                 and _inside(capture.scope, container):
             out.refuse(node.start_byte, f"{name} here would become {new}, which an inner {capture.kind} binds "
-                                        f"(at {doc.location(capture.name_node.start_byte)}): it would refer to "
+                                        f"(at {_line_column(doc, capture.name_node.start_byte)}): it would refer to "
                                         "that instead")
             return None
         edits.append(Edit(node.start_byte, node.end_byte, new.encode(), why))
@@ -271,7 +271,7 @@ def _rename(doc, binder: _Binder, uses: _Uses, inside_new: list, out: StepOutput
             continue  # bound further in: keeps meaning what it meant
         meant = {"free": f"Nix's builtin {new}" if is_nix_global(new) else "nothing in this file (free)",
                  "with": "a name from a `with`"}.get(bound.kind, f"the {bound.kind} binding at "
-                                                   f"{doc.location(bound.name_node.start_byte)}"
+                                                   f"{_line_column(doc, bound.name_node.start_byte)}"
                                                    if bound.name_node is not None else "an outer binding")
         out.refuse(node.start_byte, f"{new} here means {meant}; renaming {name} to {new} in this "
                                     f"{_what(container)} would make it mean the renamed binding")
@@ -303,3 +303,9 @@ def plan(doc, params: Params, context: StepContext) -> StepOutput:
                 seen.add((edit.start, edit.end))
                 out.edits.append(edit)
     return out
+
+
+def _line_column(doc, offset: int) -> str:
+    """`3:5`: a place in the file a message is about (its path is the message's own; a report groups by it)."""
+    line, column = doc.position(offset)
+    return f"{line}:{column}"

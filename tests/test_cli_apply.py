@@ -227,7 +227,7 @@ def test_edits_that_would_break_the_file_are_refused(run_cli, tmp_path):
     assert result.exit_code == 1, result
     assert (tmp_path / "x.nix").read_bytes() == data
     assert without_loading_notices(result.stderr)[0].startswith("refused  x.nix:1:8: syntax error: missing ']': the change would "
-                                                    "break the file's syntax; x.nix left unchanged")
+                                                    "break the file's syntax; file left unchanged")
 
 
 def test_a_value_that_is_not_nix_is_a_usage_error(run_cli, tmp_path):

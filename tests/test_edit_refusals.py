@@ -50,7 +50,7 @@ def test_set_binding_beside_an_inherited_attrset_would_define_it_twice(run_cli, 
     line = _refused(run_cli, tmp_path, OVERRIDE, "set-binding", "--set", "path=meta.platforms",
                     "--set", 'value=[ "x86_64-linux" ]')
     assert line == ("refused  r.nix:5:3: syntax error: attribute 'meta.platforms' already defined (first defined at "
-                    "3:22): the change would break the file's syntax; r.nix left unchanged "
+                    "3:22): the change would break the file's syntax; file left unchanged "
                     "(line: 'meta.platforms = [ \"x86_64-linux\" ];')")
     would_be = OVERRIDE.replace('  pname = "hello-custom";\n', '  pname = "hello-custom";\n  meta.platforms = [ "x86_64-linux" ];\n')
     accepted, message = nix_oracle(would_be.encode())
@@ -70,7 +70,7 @@ def test_set_binding_to_a_name_nothing_binds_is_refused(run_cli, tmp_path, nix_o
     line = _refused(run_cli, tmp_path, source, "set-binding", "--set", "path=meta.platforms",
                     "--set", "value=lib.platforms.linux")
     assert line == ("refused  r.nix:4:20: undefined variable 'lib': nothing in the file binds it (take it as a "
-                    "function argument, or use a name that is bound); r.nix left unchanged "
+                    "function argument, or use a name that is bound); file left unchanged "
                     "(line: 'meta.platforms = lib.platforms.linux;')")
     accepted, message = nix_oracle(source.replace('"x";', '"x";\n  meta.platforms = lib.platforms.linux;').encode())
     assert not accepted and "undefined variable 'lib'" in message
@@ -118,7 +118,7 @@ def test_an_edit_removing_a_formal_its_references_need_is_refused(run_cli, tmp_p
     """word-swap (a text replacement loaded with --migrations) removes `lib, ` from the header only."""
     line = _refused(run_cli, tmp_path, FORMAL_LEFT_BEHIND, "word-swap", "--set", "old=lib, ", "--set", "new=", *WORD_SWAP)
     assert line == ("refused  r.nix:3:20: 'lib' would no longer be bound by the function argument at 1:3 (undefined "
-                    "variable); r.nix left unchanged (line: 'meta.platforms = lib.platforms.linux;')")
+                    "variable); file left unchanged (line: 'meta.platforms = lib.platforms.linux;')")
     accepted, message = nix_oracle(FORMAL_LEFT_BEHIND.replace("lib, ", "", 1).encode())
     assert not accepted and "undefined variable 'lib'" in message
 

@@ -73,7 +73,7 @@ def test_new_problem_refuses_the_whole_change_and_leaves_the_input_unchanged():
     with pytest.raises(EditRefused) as caught:
         apply_to_document(doc, [good, breaking])
     assert str(caught.value).startswith("r.nix:1:")
-    assert "r.nix left unchanged" in str(caught.value)
+    assert "file left unchanged" in str(caught.value)
     assert doc.data == data and doc.problems == ()
 
 

@@ -221,7 +221,9 @@ def test_apply_refuses_a_new_path_onto_a_file_it_was_not_given(run_cli, director
     before = files_of(directory)
     result = run_cli("apply", "rename-files", "--set", "from=sm75-avx2", "--set", "to=sm80-avx",
                      "pkgs/pytorch-sm75-avx2.nix", cwd=directory)
-    one_line(result, 1, "pkgs/pytorch-sm80-avx.nix already exists, though it is not among the files apply was given")
+    # a file-level step reads every Nix file of the repository (it follows their references), so the plan
+    # itself sees the file in the way (issue 46); check_new_paths guards the files no step reads
+    one_line(result, 1, "to pkgs/pytorch-sm80-avx.nix, which already exists; nothing was written")
     assert files_of(directory) == before
 
 

@@ -250,10 +250,13 @@ def test_without_nix_instantiate_the_check_is_one_note(seed, run_cli, tmp_path, 
     assert git(seed, "rev-parse", "--verify", "-q", "next").strip()
 
 
-def test_a_kind_that_declares_nothing_is_noted_not_warned(make_repo, run_cli):
+def test_a_kind_that_declares_nothing_is_noted_not_warned(make_repo, run_cli, tmp_path):
     require_nix()
-    root = make_repo(FILES, branch="base")
-    result = run_cli("migrate", str(SWAPS), "--repo", str(root), "--migrations", str(MIGRATIONS), "--dry-run",
+    # the build check evaluates Flox recipes (issue 46): the swaps' files, moved where recipes live
+    root = make_repo({(f".flox/{p}" if p.startswith("pkgs/") else p): text for p, text in FILES.items()}, branch="base")
+    swaps = tmp_path / "swaps.toml"
+    swaps.write_text(SWAPS.read_text().replace('"pkgs/', '".flox/pkgs/'))
+    result = run_cli("migrate", str(swaps), "--repo", str(root), "--migrations", str(MIGRATIONS), "--dry-run",
                      "--format", "json")
     data = json.loads(result.stdout)
     assert data["builds"]["notes"] == [

@@ -88,15 +88,15 @@ def test_regex_renames_each_name_it_matches_and_leaves_the_name_it_already_gives
 
 @pytest.mark.parametrize("text, message", [
     ("let a = 1; b = 2; in a\n", "a would become b, which this let already binds"),
-    ("let a = 1; in let b = 5; in a + b\n", "a here would become b, which an inner let binds (at recipe.nix:1:19): "
+    ("let a = 1; in let b = 5; in a + b\n", "a here would become b, which an inner let binds (at 1:19): "
                                            "it would refer to that instead"),
-    ("{ b }: let a = 1; in a + b\n", "b here means the formal binding at recipe.nix:1:3; renaming a to b in this "
+    ("{ b }: let a = 1; in a + b\n", "b here means the formal binding at 1:3; renaming a to b in this "
                                      "let would make it mean the renamed binding"),
     ("let a = 1; in a + b\n", "b here means nothing in this file (free); renaming a to b in this let would make it "
                               "mean the renamed binding"),
     ("with { b = 1; }; let a = 1; in a + b\n", "b here means a name from a `with`; renaming a to b in this let would "
                                                "make it mean the renamed binding"),
-    ("let a = 1; in { inherit a; }\n", "inherit a; reads the binding at recipe.nix:1:5 and names an attribute by it: "
+    ("let a = 1; in { inherit a; }\n", "inherit a; reads the binding at 1:5 and names an attribute by it: "
                                        "renaming it would rename that attribute too (write a = a; first, or rename by "
                                        "hand)"),
 ])

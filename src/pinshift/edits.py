@@ -124,7 +124,7 @@ def apply_to_document(doc: Document, edits: Sequence[Edit]) -> Document:
         first = fresh[0]
         raise EditRefused(
             f"{first}: the change would break the file's syntax; "
-            f"{doc.path} left unchanged (line: {first.source_line.strip()!r})"
+            f"file left unchanged (line: {first.source_line.strip()!r})"
         )
     if isinstance(doc, Document) and isinstance(result, Document):
         unbound = newly_unbound(doc, result, edits)
@@ -132,6 +132,6 @@ def apply_to_document(doc: Document, edits: Sequence[Edit]) -> Document:
             first = unbound[0]
             raise EditRefused(
                 f"{result.location(first.offset)}: {first.message}; "
-                f"{doc.path} left unchanged (line: {result.line_text(first.offset).strip()!r})"
+                f"file left unchanged (line: {result.line_text(first.offset).strip()!r})"
             )
     return result

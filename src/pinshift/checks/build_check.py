@@ -1,7 +1,9 @@
 """After planning a migration: what each recipe builds, step by step, against the stand-in nixpkgs.
 
 The start commit and the tree after each planned step are written to a private directory
-(pinshift.checks.snapshots) and every `.nix` file of each is evaluated (pinshift.checks.evaluation; a file
+(pinshift.checks.snapshots) and every recipe of each (RECIPE_FILES: `.flox/pkgs/**/*.nix`; a file a recipe
+imports is evaluated through it; a tree with no recipe is not evaluated at all, and the report says so in
+one line) is evaluated (pinshift.checks.evaluation; a file
 whose bytes and imports a step did not change is looked up, not evaluated again). Then, per step, each
 recipe's summary after it is compared with the one before it:
 
@@ -31,11 +33,18 @@ from pinshift.checks.build_diff import EvaluationStats, evaluate_snapshots
 from pinshift.checks.evaluation import Evaluation, find_nix
 from pinshift.checks.snapshots import Scratch, Snapshot
 from pinshift.checks.summary_memo import SummaryMemo
+from pinshift.files.globs import matches
 from pinshift.planning.plan import FileChange, Outcome, Plan, StepPlan, Warning, iter_tree_changes
 
 SKIPPED = ("what the recipes build was not checked: nix-instantiate is not on PATH (install Nix, Debian: "
            "apt-get install nix-bin, to evaluate each step's recipes offline)")
 SLOW_SECONDS = 20.0  # an evaluation this long is worth a word on how to avoid it
+# What the check evaluates: the Flox recipes (what builds; a file they import is evaluated through them, so a
+# step changing it is seen in their summaries). Kept to this one selection so that it can follow the definition
+# of a recipe status and lint use (pinshift.checks.collect).
+RECIPE_FILES = (".flox/pkgs/**/*.nix",)
+NO_RECIPES = ("what the recipes build was not checked: no file here is a Flox recipe (.flox/pkgs/**/*.nix), "
+              "so nothing builds to evaluate")
 TURNED_OFF = ("what the recipes build was not checked (--no-build-check): a step that breaks a recipe's evaluation "
               "or changes more than its kind intends is not caught")
 
@@ -175,6 +184,11 @@ def check_plan(tree, plan: Plan, intents: dict[int, tuple[str, ...] | None], all
         result = BuildsCheck(False, notes=[SKIPPED], allow_broken=allow_broken)
         plan.builds = result
         return result
+    if not any(recipe_paths(tree.paths())) and not any(
+            recipe_paths([c.path for step in plan.steps for c in step.changed])):
+        result = BuildsCheck(False, notes=[NO_RECIPES], allow_broken=allow_broken)
+        plan.builds = result
+        return result
     result = BuildsCheck(True, allow_broken=allow_broken)
     memo = SummaryMemo.open(nix, note)
     with Scratch(files=len(tree.paths()) * (1 + len(plan.steps))) as scratch:
@@ -182,7 +196,7 @@ def check_plan(tree, plan: Plan, intents: dict[int, tuple[str, ...] | None], all
         for step in plan.steps:
             writes = {change.path: change.data for change in iter_tree_changes(step)}
             states.append(scratch.after(f"step {step.index}", states[-1], writes) if writes else states[-1])
-        wanted = [(state, state.nix_paths()) for state in _distinct(states)]
+        wanted = [(state, recipe_paths(state.nix_paths())) for state in _distinct(states)]
         evaluations = evaluate_snapshots(nix, memo, scratch, wanted, result.stats)
         real = None
         if nixpkgs is not None:
@@ -191,7 +205,7 @@ def check_plan(tree, plan: Plan, intents: dict[int, tuple[str, ...] | None], all
             real, _ = evaluate_snapshots_real(nixpkgs, nix, [(states[0], states[0].nix_paths()),
                                                              (states[-1], states[-1].nix_paths())])
     memo.save()
-    origin: dict[str, str] = {path: path for path in states[0].nix_paths()}
+    origin: dict[str, str] = {path: path for path in recipe_paths(states[0].nix_paths())}
     for number, step in enumerate(plan.steps):
         before, after = states[number], states[number + 1]
         renamed = {c.path: c.old_path for c in step.changed if c.old_path is not None}
@@ -228,6 +242,11 @@ def check_plan(tree, plan: Plan, intents: dict[int, tuple[str, ...] | None], all
     return result
 
 
+def recipe_paths(paths: Sequence[str]) -> list[str]:
+    """The paths among `paths` that are recipes (RECIPE_FILES): what the check evaluates."""
+    return [path for path in paths if matches(path, RECIPE_FILES)]
+
+
 def _distinct(states: Sequence[Snapshot]) -> list[Snapshot]:
     seen: list[Snapshot] = []
     for state in states:
@@ -245,7 +264,7 @@ def _evaluation(evaluations: dict, state: Snapshot, path: str | None) -> Evaluat
 def _check_step(step: StepPlan, before: Snapshot, after: Snapshot, renamed: dict[str, str], evaluations: dict,
                 patterns: tuple[str, ...] | None, result: BuildsCheck) -> None:
     kind = step.kind
-    for path in after.nix_paths():
+    for path in recipe_paths(after.nix_paths()):
         old = renamed.get(path, path)
         left, right = _evaluation(evaluations, before, old), _evaluation(evaluations, after, path)
         if left is None or right is None or left is right:
@@ -272,8 +291,8 @@ def _warn(step: StepPlan, path: str, message: str) -> None:
 def _overall(start: Snapshot, last: Snapshot, origin: dict[str, str], evaluations: dict,
              result: BuildsCheck) -> None:
     came_from = {new: old for new, old in origin.items()}
-    gone = set(start.nix_paths()) - set(came_from.values())
-    for path in last.nix_paths():
+    gone = set(recipe_paths(start.nix_paths())) - set(came_from.values())
+    for path in recipe_paths(last.nix_paths()):
         old = came_from.get(path)
         left = _evaluation(evaluations, start, old)
         right = _evaluation(evaluations, last, path)

@@ -3,7 +3,9 @@
 For quick use and scripting: the same step kinds, parameter validation, runner and
 report as `migrate`, but on the files as they are on disk. A step is all or nothing
 here too: when a file is refused, or a warning fires under --strict, no file is
-written (exit 1), so a tree is never left half-migrated. Writing is all or nothing
+written (exit 1), so a tree is never left half-migrated; `--skip-refused` opts out for
+refused files (they are listed and left as they are, the others written), and
+`--exclude GLOB` leaves files out before anything is read. Writing is all or nothing
 as well (`pinshift.files.replace`): a file that turned read-only, immutable or different
 since it was read, a full disk or a read-only mount leaves every file as it was.
 """
@@ -191,27 +193,74 @@ class SelectedFiles:
         return tree.mode(relative)
 
 
-def select_files(paths: tuple[str, ...], globs: tuple[str, ...], max_bytes: int) -> SelectedFiles:
-    """Files matching `globs` under each directory PATH (honouring .gitignore in a work tree), plus named files."""
+def select_files(paths: tuple[str, ...], globs: tuple[str, ...], max_bytes: int,
+                 excludes: tuple[str, ...] = ()) -> SelectedFiles:
+    """Files matching `globs` under each directory PATH (honouring .gitignore in a work tree), plus named files,
+    without those an `--exclude` glob matches (by the path under PATH, or as shown: relative to the cwd)."""
     from pinshift.files.globs import glob_problem, matches
 
-    for glob in globs:
+    for option, glob in [("--files", g) for g in globs] + [("--exclude", g) for g in excludes]:
         problem = glob_problem(glob)
         if problem:
-            raise UsageError(f"--files {glob}: invalid glob ({problem})")
+            raise UsageError(f"{option} {glob}: invalid glob ({problem})")
+
+    def excluded(*names: str) -> bool:
+        return bool(excludes) and any(matches(name, excludes) for name in names)
+
     selected = SelectedFiles()
     for given in paths:
         path = Path(given)
         if path.is_dir():
             tree = DirectoryTree(path, max_bytes, listed_files)
             for relative in tree.paths():
-                if matches(relative, globs):
-                    selected.add(os.path.normpath(os.path.join(given, relative)), tree, relative)
+                shown = os.path.normpath(os.path.join(given, relative))
+                if matches(relative, globs) and not excluded(relative, shown):
+                    selected.add(shown, tree, relative)
         elif path.exists() or path.is_symlink():
-            selected.add(os.path.normpath(given), DirectoryTree(path.parent, max_bytes), path.name)
+            if not excluded(os.path.normpath(given), path.name):
+                selected.add(os.path.normpath(given), DirectoryTree(path.parent, max_bytes), path.name)
         else:
             raise UsageError(f"{given}: no such file or directory")
     return selected
+
+
+def add_referrers(selected: SelectedFiles, root: Path, max_bytes: int, excludes: tuple[str, ...]) -> list[str]:
+    """Add every Nix file under `root` (the current directory; .gitignore honoured) to `selected`: the files whose
+    references a file-level step follows. The `--exclude`d ones are left out and returned (with their bytes read
+    by `check_excluded_referrers`)."""
+    from pinshift.files.globs import matches
+
+    tree = DirectoryTree(root, max_bytes, listed_files)
+    excluded = []
+    for relative in tree.paths():
+        shown = os.path.normpath(os.path.relpath(root / relative))
+        if not matches(relative, DEFAULT_GLOBS):
+            continue
+        if excludes and (matches(relative, excludes) or matches(shown, excludes)):
+            excluded.append(shown)
+        else:
+            selected.add(shown, tree, relative)
+    return excluded
+
+
+def check_excluded_referrers(step, excluded: list[str]) -> None:
+    """An `--exclude`d Nix file that names a file the step renames or removes would be left dangling: refused."""
+    names = {}
+    for change in step.changed:
+        for old in ([change.old_path] if change.old_path else []) + ([change.path] if change.removed else []):
+            names[os.path.basename(old).encode()] = old
+    if not names:
+        return
+    for path in excluded:
+        try:
+            data = Path(path).read_bytes()
+        except OSError:
+            continue
+        for name, old in names.items():
+            if name in data:
+                raise StepFailed(f"{step.kind}: {path} names {old}, which this step takes away, but --exclude leaves "
+                                 f"it out, so its reference would dangle; nothing was written (drop that --exclude, "
+                                 "or change the file by hand first)")
 
 
 def _glob_escape(text: str) -> str:
@@ -286,6 +335,8 @@ class ApplyOptions:
     max_bytes: int
     trust_repo: bool = False
     nixpkgs: Path | None = None
+    excludes: tuple[str, ...] = ()
+    skip_refused: bool = False
 
 
 def plan_apply(options: ApplyOptions):
@@ -303,16 +354,25 @@ def plan_apply(options: ApplyOptions):
     root = repository_root(Path("."))
     kind = get_kind(available_kinds(root, options.migrations, consent), options.kind)
     params, values = step_params(kind, options.settings)
-    selected = select_files(options.paths, options.globs, options.max_bytes)
+    selected = select_files(options.paths, options.globs, options.max_bytes, options.excludes)
+    follows = kind.plans_paths and kind.plans_references(params)
+    excluded: list[str] = []
+    if follows:  # a rename follows every referrer in the repository, whatever PATH limits the renamed files to
+        here = Path(".").resolve()
+        if here != root:
+            click.echo(printable(f"pinshift: note: references from files outside {here} are not followed: run from "
+                                 f"the repository root ({root}) to follow every one"), err=True)
+        excluded = add_referrers(selected, here, options.max_bytes, options.excludes)
     [filled] = fill([(kind.name, kind, params)], options.nixpkgs, root)
     memo = PlanMemo.open(note=lambda line: click.echo(printable(line), err=True))
     step = plan_step(WorkingSet(selected), kind, filled.params, step_globs(options.paths, options.globs),
-                     title=f"{kind.name} (pinshift apply)",
+                     title=f"{kind.name} (pinshift apply)", tree_globs=() if follows else None,
                      raw_params=values, options=RunOptions(strict=options.strict, memo=memo))
     if memo is not None:
         memo.save()
     step.notes[:0] = filled.notes
     check_new_paths(step, selected)
+    check_excluded_referrers(step, excluded)
     return Plan(recipe="", steps=[step], repository=os.getcwd(), dry_run=options.dry_run), selected, memo
 
 
@@ -325,6 +385,11 @@ def run_apply(options: ApplyOptions, report) -> int:
     if report.verbose and memo is not None and memo.hits:
         click.echo(f"pinshift: {memo.summary()}", err=True)
     problem = failure(step, options.strict)
+    if options.skip_refused and step.refused:
+        problem = f"warning under --strict: {step.warnings[0]}" if options.strict and step.warnings else None
+        click.echo(printable(f"pinshift: {len(step.refused)} refused file{'s' if len(step.refused) != 1 else ''} "
+                             "skipped (--skip-refused), left as they are: "
+                             + ", ".join(change.path for change in step.refused)), err=True)
     if options.dry_run:
         code = emit(plan, report)
         return max(code, 1) if problem else code
@@ -426,6 +491,12 @@ def write_changes(step, selected: SelectedFiles) -> None:
 @click.option("--dry-run", is_flag=True, help="Print the unified diff; write no file of yours "
                                                     "(the plans are remembered in ~/.cache/pinshift; PINSHIFT_CACHE=off).")
 @click.option("--strict", is_flag=True, help="Fail (exit 1, write nothing) when the step raises any warning.")
+@click.option("--exclude", "excludes", multiple=True, metavar="GLOB",
+              help="Leave out the files this glob matches (repeatable; matched against the path under each "
+                   "directory PATH and the path as shown).")
+@click.option("--skip-refused", is_flag=True,
+              help="Write the other files when some are refused; the refused ones are listed and left as they "
+                   "are (default: a refused file stops the step, nothing written).")
 @click.option("--migrations", type=click.Path(path_type=Path), default=None,
               help="Load extra step kinds from the *.py files of DIR (naming DIR consents to running them).")
 @click.option("--trust-repo", is_flag=True,
@@ -435,17 +506,17 @@ def write_changes(step, selected: SelectedFiles) -> None:
               help="A local nixpkgs clone (default: $PINSHIFT_NIXPKGS) for pin-swap's hash=compute and a branch "
                    "or tag as new; read offline, never written.")
 @report_options
-def apply(kind, paths, settings, globs, dry_run, strict, migrations, trust_repo, max_bytes, nixpkgs,
-          report_format, report_output, no_color, check) -> None:
+def apply(kind, paths, settings, globs, dry_run, strict, excludes, skip_refused, migrations, trust_repo, max_bytes,
+          nixpkgs, report_format, report_output, no_color, check) -> None:
     """Run step KIND on the files under PATH (default: .) in place, without git.
 
-    A refused file, or a warning under --strict, exits 1 and writes no file.
-    --check implies --dry-run.
+    A refused file, or a warning under --strict, exits 1 and writes no file (--skip-refused writes the
+    others and lists the refused). --check implies --dry-run.
     """
     report = options_from(report_format, report_output, no_color, check)
     options = ApplyOptions(kind=kind, paths=paths or (".",), settings=settings, globs=globs or DEFAULT_GLOBS,
                            dry_run=dry_run or check, strict=strict, migrations=migrations, max_bytes=max_bytes,
-                           trust_repo=trust_repo, nixpkgs=nixpkgs)
+                           trust_repo=trust_repo, nixpkgs=nixpkgs, excludes=excludes, skip_refused=skip_refused)
     code = run_apply(options, report)
     if code:
         raise click.exceptions.Exit(code)

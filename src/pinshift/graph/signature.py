@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pinshift.syntax.document import Document
+from pinshift.syntax.queries import walk
 
 _BODIES = {"let_expression": "body", "with_expression": "body", "assert_expression": "body",
            "parenthesized_expression": "expression"}
@@ -96,7 +97,12 @@ def signature(doc: Document, placed: bool = True) -> Signature | None:
         return Signature(tuple(names), tuple(required), ellipsis, True)
     body = node.child_by_field_name("body")
     end = body.start_byte if body is not None else node.end_byte
-    head = " ".join(doc.data[node.start_byte:end].decode("utf-8", "surrogateescape").split())
+    text, last = [], node.start_byte
+    for comment in (c for c in walk(formals, "comment") if c.end_byte <= end):  # a comment is not the head
+        text.append(doc.data[last:comment.start_byte])
+        last = comment.end_byte
+    text.append(doc.data[last:end])
+    head = " ".join(b" ".join(text).decode("utf-8", "surrogateescape").split())
     if len(head) > HEAD_SHOWN:
         head = head[: HEAD_SHOWN - 1] + "…"
     return Signature(tuple(names), tuple(required), ellipsis, True, line, column, head)
