@@ -33,7 +33,7 @@ from pinshift.checks.build_diff import EvaluationStats, evaluate_snapshots
 from pinshift.checks.evaluation import Evaluation, find_nix
 from pinshift.checks.snapshots import Scratch, Snapshot
 from pinshift.checks.summary_memo import SummaryMemo
-from pinshift.files.globs import matches
+from pinshift.checks.recipe_set import FLOX_RECIPE_FILES, build_recipe_paths
 from pinshift.planning.plan import FileChange, Outcome, Plan, StepPlan, Warning, iter_tree_changes
 
 SKIPPED = ("what the recipes build was not checked: nix-instantiate is not on PATH (install Nix, Debian: "
@@ -42,7 +42,7 @@ SLOW_SECONDS = 20.0  # an evaluation this long is worth a word on how to avoid i
 # What the check evaluates: the Flox recipes (what builds; a file they import is evaluated through them, so a
 # step changing it is seen in their summaries). Kept to this one selection so that it can follow the definition
 # of a recipe status and lint use (pinshift.checks.collect).
-RECIPE_FILES = (".flox/pkgs/**/*.nix",)
+RECIPE_FILES = FLOX_RECIPE_FILES  # one definition: pinshift.checks.recipe_set
 NO_RECIPES = ("what the recipes build was not checked: no file here is a Flox recipe (.flox/pkgs/**/*.nix), "
               "so nothing builds to evaluate")
 TURNED_OFF = ("what the recipes build was not checked (--no-build-check): a step that breaks a recipe's evaluation "
@@ -202,8 +202,8 @@ def check_plan(tree, plan: Plan, intents: dict[int, tuple[str, ...] | None], all
         if nixpkgs is not None:
             from pinshift.checks.real_build import evaluate_snapshots_real
 
-            real, _ = evaluate_snapshots_real(nixpkgs, nix, [(states[0], states[0].nix_paths()),
-                                                             (states[-1], states[-1].nix_paths())])
+            real, _ = evaluate_snapshots_real(nixpkgs, nix, [(states[0], recipe_paths(states[0].nix_paths())),
+                                                             (states[-1], recipe_paths(states[-1].nix_paths()))])
     memo.save()
     origin: dict[str, str] = {path: path for path in recipe_paths(states[0].nix_paths())}
     for number, step in enumerate(plan.steps):
@@ -244,7 +244,7 @@ def check_plan(tree, plan: Plan, intents: dict[int, tuple[str, ...] | None], all
 
 def recipe_paths(paths: Sequence[str]) -> list[str]:
     """The paths among `paths` that are recipes (RECIPE_FILES): what the check evaluates."""
-    return [path for path in paths if matches(path, RECIPE_FILES)]
+    return build_recipe_paths(paths)
 
 
 def _distinct(states: Sequence[Snapshot]) -> list[Snapshot]:

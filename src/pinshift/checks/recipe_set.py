@@ -33,6 +33,7 @@ from pinshift.checks.notation import isa_of, name_parts, recipe_stem
 
 FLOX_PACKAGES = (".flox", "pkgs")
 HELPER_FOLDER = "lib"
+FLOX_RECIPE_FILES = (".flox/pkgs/**/*.nix",)  # where Flox looks for Nix-expression builds
 
 
 @dataclass
@@ -63,6 +64,15 @@ def helper_by_path(path: str) -> str | None:
             if len(below) > 1 and below[-1] != "default.nix":
                 return "below .flox/pkgs/'s top level and no default.nix: not a package Flox builds"
     return None
+
+
+def build_recipe_paths(paths) -> list[str]:
+    """The paths among `paths` that Flox builds by their place: under `.flox/pkgs/` (FLOX_RECIPE_FILES) and no
+    helper there (helper_by_path). What migrate's build check evaluates; the files they import are evaluated
+    through them. One definition with `status`, `scan` and `lint` (which also set aside what is only imported)."""
+    from pinshift.files.globs import matches
+
+    return [path for path in paths if matches(path, FLOX_RECIPE_FILES) and helper_by_path(path) is None]
 
 
 def _target(importer: str, written: str) -> str | None:
