@@ -25,8 +25,10 @@ def _recipe(tmp_path: Path, files: str) -> str:
 
 
 def test_only_recipes_are_evaluated():
-    assert recipe_paths(["modules/a.nix", ".flox/pkgs/x.nix", ".flox/pkgs/sub/y.nix", "default.nix"]) == [
-        ".flox/pkgs/x.nix", ".flox/pkgs/sub/y.nix"]
+    # Flox builds .flox/pkgs/NAME.nix and .flox/pkgs/NAME/default.nix; a nested file or a lib/ file is a helper
+    # (pinshift.checks.recipe_set, the definition status, scan and lint share), evaluated through its importers.
+    assert recipe_paths(["modules/a.nix", ".flox/pkgs/x.nix", ".flox/pkgs/sub/y.nix", ".flox/pkgs/sub/default.nix",
+                         ".flox/pkgs/lib/isa.nix", "default.nix"]) == [".flox/pkgs/x.nix", ".flox/pkgs/sub/default.nix"]
 
 
 def test_a_repository_without_recipes_is_not_evaluated_and_says_so(make_repo, run_cli, tmp_path):

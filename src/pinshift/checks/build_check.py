@@ -1,8 +1,8 @@
 """After planning a migration: what each recipe builds, step by step, against the stand-in nixpkgs.
 
 The start commit and the tree after each planned step are written to a private directory
-(pinshift.checks.snapshots) and every recipe of each (RECIPE_FILES: `.flox/pkgs/**/*.nix`; a file a recipe
-imports is evaluated through it; a tree with no recipe is not evaluated at all, and the report says so in
+(pinshift.checks.snapshots) and every recipe of each (pinshift.checks.recipe_set.build_recipe_paths: `.flox/pkgs/NAME.nix` and `.flox/pkgs/NAME/default.nix`, no
+`lib/` helper; a file a recipe imports is evaluated through it; a tree with no recipe is not evaluated at all, and the report says so in
 one line) is evaluated (pinshift.checks.evaluation; a file
 whose bytes and imports a step did not change is looked up, not evaluated again). Then, per step, each
 recipe's summary after it is compared with the one before it:

@@ -30,6 +30,7 @@ from pathlib import PurePosixPath
 from pinshift.checks.built import Fact
 from pinshift.checks.facts import RecipeFacts
 from pinshift.checks.notation import isa_of, name_parts, recipe_stem
+from pinshift.files.globs import matches
 
 FLOX_PACKAGES = (".flox", "pkgs")
 HELPER_FOLDER = "lib"
@@ -70,8 +71,6 @@ def build_recipe_paths(paths) -> list[str]:
     """The paths among `paths` that Flox builds by their place: under `.flox/pkgs/` (FLOX_RECIPE_FILES) and no
     helper there (helper_by_path). What migrate's build check evaluates; the files they import are evaluated
     through them. One definition with `status`, `scan` and `lint` (which also set aside what is only imported)."""
-    from pinshift.files.globs import matches
-
     return [path for path in paths if matches(path, FLOX_RECIPE_FILES) and helper_by_path(path) is None]
 
 
