@@ -75,7 +75,7 @@ let
       nixpkgs = (given.repo or "") == "nixpkgs" || b.match ".*/nix(pkgs|os)[^/]*(/.*)?" url != null;
     in
     if i.path == [ "<nixpkgs>" ] then standin { rev = null; source = "<nixpkgs>"; hash = null; }
-    else if i.path == [ "<nixpkgs/lib>" ] then lib
+    else if i.path == [ "<nixpkgs/lib>" ] then nodes.libOf nodes.symbol
     else if nixpkgs then standin (pinOf given)
     else b.throw "pinshift's stand-in can import nixpkgs only, not ${lib.concatStringsSep "." i.path} ${url}";
 

@@ -46,6 +46,30 @@ let
   # the same attribute set every node has: a value per universe name
   over = make: b.listToAttrs (b.map (n: { name = n; value = make n; }) universe);
 
+  # `lib` of a root: the stand-in's functions, and the records nixpkgs types (lists, strings, sets), so that
+  # `platforms.linux ++ platforms.darwin`, `"${maintainer.email}"` and `teams.cuda.members ++ [ … ]` work
+  libOf = symbol:
+    let
+      record = group: fields: symbol [ "lib" group ] // over (n: symbol [ "lib" group n ] // fields n);
+      text = group: n: field: symbolText [ "lib" group n field ];
+    in
+    symbol [ "lib" ] // lib // {
+      licenses = record "licenses" (n: {
+        shortName = text "licenses" n "shortName"; spdxId = text "licenses" n "spdxId";
+        fullName = text "licenses" n "fullName"; url = text "licenses" n "url";
+        free = b.match "unfree.*" n == null; redistributable = b.match "unfree.*" n == null; deprecated = false;
+      });
+      maintainers = record "maintainers" (n: {
+        name = text "maintainers" n "name"; email = text "maintainers" n "email";
+        github = text "maintainers" n "github"; matrix = text "maintainers" n "matrix";
+      });
+      teams = record "teams" (n: {
+        members = [ (symbol [ "lib" "teams" n "members" ]) ]; scope = text "teams" n "scope";
+        shortName = text "teams" n "shortName";
+      });
+      systems = symbol [ "lib" "systems" ] // { doubles = lib.platforms; flakeExposed = lib.platforms.linux ++ lib.platforms.darwin; };
+    };
+
   typed = symbol: path: n:
     if listAttrs ? ${n} then [ (symbol (path ++ [ n ])) ]
     else if stringAttrs ? ${n} then symbolText (path ++ [ n ])
@@ -83,6 +107,7 @@ let
       childOf = n:
         if isRoot && packageSet n then
           let interp = b.substring 0 (b.stringLength n - 8) n; in (if self ? ${interp} then self.${interp} else symbol [ interp ]).pkgs
+        else if a.path != [ ] && lib.last a.path == "meta" then typed symbol a.path n  # meta.platforms is a list
         else node { path = a.path ++ [ n ]; inherit pin; root = rootNode; setResults = if isRoot then [ ] else folded.results; };
       base = over childOf;
 
@@ -150,7 +175,7 @@ let
       } else { });
 
       rootDefaults = if !isRoot then { } else {
-        lib = symbol [ "lib" ] // lib;
+        lib = libOf symbol;
         config = a.config;
         pkgs = self;
         pythonPackagesExtensions = [ ];
@@ -249,7 +274,7 @@ let
   typedSet = path: pin: over (typed (p: node { path = p; inherit pin; }) path);
 in
 {
-  inherit node isSymbol show typedSet platform;
+  inherit node isSymbol show typedSet platform libOf;
   root = { pin, config, given ? null, overlays ? [ ] }: node { inherit pin config given; exts = overlays; };
   symbol = path: node { inherit path; };
   summarise = value: if isSymbol value then value.__pinshift.summary else { value = show 0 true value; };
