@@ -184,8 +184,8 @@ def test_allow_broken_commits_it_and_the_report_says_so(make_repo, run_cli, tmp_
     jsonschema.validate(dry, REPORT_SCHEMA)
     assert dry["builds"]["allow_broken"] is True
     assert dry["builds"]["notes"] == ["--allow-broken: 2 recipes no longer evaluate (broken by step 1)"]
-    assert dry["builds"]["counts"] == {"broken": 2, "changed": 0, "fixed": 0, "failing": 0, "added": 0, "removed": 1,
-                                       "same": 0}
+    assert dry["builds"]["counts"] == {"broken": 2, "changed": 0, "cannot_tell": 0, "fixed": 0, "failing": 0, "added": 0,
+                                       "removed": 1, "same": 0}
     assert len([w for w in dry["steps"][0]["warnings"] if "--allow-broken" in w["message"]]) == 2
     result = run_cli(*args)
     assert result.exit_code == 0, result

@@ -4,13 +4,14 @@
 #
 # `isSymbol` tells a symbolic value (a node) from a real one: a condition the stand-in cannot know
 # (the caller's `config.cudaSupport` in a Flox recipe) counts as true in the `optional…` family.
-{ isSymbol }:
+{ isSymbol, importer ? builtins.import, listOps ? { inherit (builtins) filter map; } }:
 let
   b = builtins;
   truth = c: if isSymbol c then true else c;
 
   lists = rec {
-    inherit (b) elem elemAt filter head tail length map concatLists genList sort all any;
+    inherit (b) elem elemAt head tail length concatLists genList sort all any;
+    inherit (listOps) filter map;  # a symbolic list's item records them (nodes.nix)
     foldl' = b.foldl';
     foldl = op: nul: list: b.foldl' op nul list;
     foldr = op: nul: list:
@@ -19,9 +20,9 @@ let
     optionals = cond: xs: if truth cond then xs else [ ];
     toList = x: if b.isList x then x else [ x ];
     singleton = x: [ x ];
-    concatMap = f: list: b.concatLists (b.map f list);
+    concatMap = f: list: b.concatLists (map f list);
     flatten = x: if b.isList x then concatMap flatten x else [ x ];
-    remove = e: b.filter (x: x != e);
+    remove = e: filter (x: x != e);
     count = pred: b.foldl' (c: x: if pred x then c + 1 else c) 0;
     findFirst = pred: default: list: let found = b.filter pred list; in if found == [ ] then default else b.head found;
     last = list: b.elemAt list (b.length list - 1);
@@ -33,13 +34,13 @@ let
     range = first: last: if first > last then [ ] else b.genList (n: first + n) (last - first + 1);
     reverseList = list: let len = b.length list; in b.genList (n: b.elemAt list (len - n - 1)) len;
     unique = b.foldl' (acc: e: if b.elem e acc then acc else acc ++ [ e ]) [ ];
-    intersectLists = e: b.filter (x: b.elem x e);
-    subtractLists = e: b.filter (x: !(b.elem x e));
+    intersectLists = e: filter (x: b.elem x e);
+    subtractLists = e: filter (x: !(b.elem x e));
     imap0 = f: list: b.genList (n: f n (b.elemAt list n)) (b.length list);
     imap1 = f: list: b.genList (n: f (n + 1) (b.elemAt list n)) (b.length list);
     zipListsWith = f: fst: snd: b.genList (n: f (b.elemAt fst n) (b.elemAt snd n))
       (if b.length fst < b.length snd then b.length fst else b.length snd);
-    partition = pred: list: { right = b.filter pred list; wrong = b.filter (x: !(pred x)) list; };
+    partition = pred: list: { right = filter pred list; wrong = filter (x: !(pred x)) list; };
     groupBy = pred: b.foldl' (r: e: let key = pred e; in r // { ${key} = (r.${key} or [ ]) ++ [ e ]; }) { };
     naturalSort = b.sort b.lessThan;
     intersperse = separator: list:
@@ -228,7 +229,7 @@ let
       else if b.isFunction result then { __functor = self: result; override = newArgs: makeOverridable f (overrideWith newArgs); }
       else result;
     callPackageWith = autoArgs: fn: args:
-      let f = if trivial.isFunction fn then fn else b.import fn; in
+      let f = if trivial.isFunction fn then fn else importer fn; in
       makeOverridable f (b.intersectAttrs (trivial.functionArgs f) autoArgs // args);
   };
 in

@@ -70,8 +70,10 @@ let
       systems = symbol [ "lib" "systems" ] // { doubles = lib.platforms; flakeExposed = lib.platforms.linux ++ lib.platforms.darwin; };
     };
 
+  # a list attribute is a one-element list whose element stands for every item (`item`): `filter` and `map`
+  # over it record what was done (listOps), so `filter (d: …)` and `map (d: if … then custom else d)` differ
   typed = symbol: path: n:
-    if listAttrs ? ${n} then [ (symbol (path ++ [ n ])) ]
+    if listAttrs ? ${n} then [ (symbol (path ++ [ n ])).__pinshift.asItem ]
     else if stringAttrs ? ${n} then symbolText (path ++ [ n ])
     else symbol (path ++ [ n ]);
 
@@ -94,6 +96,8 @@ let
     root = null;  # the root node (the package set a recipe imported); null: this node is a root
     config = { };  # the root's config
     given = null;  # the root's config as the recipe gave it (the pin's record)
+    item = false;  # it stands for every item of a symbolic list
+    ops = [ ];  # what `filter`/`map` did to those items, in order ("filter", "map")
   };
 
   node = a0:
@@ -161,7 +165,7 @@ let
             };
           in result;
         out = self;
-        outPath = symbolText a.path;
+        outPath = textOf a;
         type = "derivation";
       };
 
@@ -202,6 +206,10 @@ let
         inherit (a) path history explicit args setResults;
         inherit pin finalAttrs current;
         reseal = setResults: with' { sealed = b.length a.history; inherit setResults; };
+        inherit (a) item ops;
+        label = labelOf a;
+        asItem = with' { item = true; };
+        withOp = op: with' { ops = a.ops ++ [ op ]; };
         compact = let value = compactOf a; in b.deepSeq value value;
         summary = summaryOf a pin current;
       };
@@ -233,7 +241,7 @@ let
 
   showSymbol = depth: deep: v:
     let
-      own = if deep then v.__pinshift.compact else symbolText v.__pinshift.path;
+      own = if deep then v.__pinshift.compact else "«${v.__pinshift.label}»";
       extras = b.filter (n: n != "__pinshift" && !(standinAttribute v n)) (b.attrNames v);
     in
     if extras == [ ] then own
@@ -246,7 +254,7 @@ let
     { ${kind} = if b.isAttrs value && !(isSymbol value) then b.attrNames value else show 1 true value; };
 
   compactOf = a:
-    if a.history == [ ] then symbolText a.path
+    if a.history == [ ] then "«${labelOf a}»"
     else if b.length a.history == 1 && (b.head a.history) ? call then { ${pathText a.path} = show 1 true (b.head a.history).call; }
     else showAttrs a.explicit // (if a.args == { } then { } else { override = show 1 true a.args; }) // {
       package = pathText a.path;
@@ -270,11 +278,53 @@ let
       overrides = b.map entry (lib.drop a.sealed a.history);
     };
 
+  # a symbolic value's name: its path, then what `filter`/`map` did to it (`«….propagatedBuildInputs | map»`)
+  labelOf = a: pathText a.path + b.concatStringsSep "" (b.map (op: " | ${op}") a.ops);
+
+  # what a symbolic value is as a string (`"${cutlass-src}"`): its name, and what its calls and overrides were
+  # given, so that a string keeps them (`«fetchFromGitHub { owner = "NVIDIA"; … rev = "v3.1.0"; }»`); a long one
+  # by a digest of them
+  textOf = a:
+    let
+      one = b.length a.history == 1 && (b.head a.history) ? call;
+      given = if a.history == [ ] then null else nixText (if one then show 1 true (b.head a.history).call else compactOf a);
+    in
+    if given == null then "«${labelOf a}»"
+    else if b.stringLength given <= 300 then "«${labelOf a} ${given}»"
+    else "«${labelOf a} #${b.substring 0 12 (b.hashString "sha256" given)}»";
+
+  # a shown value (plain JSON values) as Nix writes it; symbolic strings as they are
+  nixText = v:
+    if b.isString v then (if lib.hasPrefix "«" v then v else b.toJSON v)
+    else if b.isList v then "[ ${b.concatStringsSep " " (b.map nixText v)} ]"
+    else if b.isAttrs v then "{ ${b.concatStringsSep "" (b.map (n: "${n} = ${nixText v.${n}}; ") (firstNames (b.attrNames v)))}}"
+    else b.toJSON v;
+
+  # what says most about a fetched source first, as pinshift.checks.build_changes.nix_like writes it
+  firstNames = names:
+    let first = [ "owner" "repo" "rev" "tag" "url" "version" "package" ]; in
+    b.filter (n: b.elem n names) first ++ b.filter (n: !(b.elem n first)) names;
+
+  # `filter` and `map` for a list that may hold a symbolic list's item: the item keeps what was done to it
+  isItem = v: isSymbol v && v.__pinshift.item;
+  listOps = {
+    filter = f: list: b.concatMap (e:
+      if isItem e then let kept = f e; in [ (e.__pinshift.withOp (if isSymbol kept || kept then "filter" else "filter (none kept)")) ]
+      else if f e then [ e ] else [ ]) list;
+    map = f: b.map (e:
+      if isItem e then
+        let r = f e; in
+        if isItem r && r.__pinshift.path == e.__pinshift.path && r.__pinshift.ops == e.__pinshift.ops
+          && r.__pinshift.history == e.__pinshift.history then e.__pinshift.withOp "map"
+        else r
+      else f e);
+  };
+
   # a typed symbolic set: `config` of a caller's nixpkgs (`config.cudaCapabilities` is a list)
   typedSet = path: pin: over (typed (p: node { path = p; inherit pin; }) path);
 in
 {
-  inherit node isSymbol show typedSet platform libOf;
+  inherit node isSymbol show typedSet platform libOf listOps;
   root = { pin, config, given ? null, overlays ? [ ] }: node { inherit pin config given; exts = overlays; };
   symbol = path: node { inherit path; };
   summarise = value: if isSymbol value then value.__pinshift.summary else { value = show 0 true value; };
