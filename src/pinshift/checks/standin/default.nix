@@ -64,7 +64,7 @@ let
     currentTime = 0;
     nixPath = [ ];
     findFile = scope.__findFile;
-    inherit (nodes.listOps) filter map;
+    inherit (nodes.listOps) filter map concatMap;
     storePath = unavailable "storePath";
   };
   shadowed = b // overrides // { builtins = shadowed; };

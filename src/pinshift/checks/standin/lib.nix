@@ -4,7 +4,7 @@
 #
 # `isSymbol` tells a symbolic value (a node) from a real one: a condition the stand-in cannot know
 # (the caller's `config.cudaSupport` in a Flox recipe) counts as true in the `optional…` family.
-{ isSymbol, importer ? builtins.import, listOps ? { inherit (builtins) filter map; } }:
+{ isSymbol, importer ? builtins.import, listOps ? { inherit (builtins) filter map concatMap; } }:
 let
   b = builtins;
   truth = c: if isSymbol c then true else c;
@@ -20,8 +20,8 @@ let
     optionals = cond: xs: if truth cond then xs else [ ];
     toList = x: if b.isList x then x else [ x ];
     singleton = x: [ x ];
-    concatMap = f: list: b.concatLists (map f list);
-    flatten = x: if b.isList x then concatMap flatten x else [ x ];
+    inherit (listOps) concatMap;
+    flatten = x: if b.isList x then b.concatLists (b.map flatten x) else [ x ];
     remove = e: filter (x: x != e);
     count = pred: b.foldl' (c: x: if pred x then c + 1 else c) 0;
     findFirst = pred: default: list: let found = b.filter pred list; in if found == [ ] then default else b.head found;

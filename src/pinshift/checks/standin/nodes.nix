@@ -312,13 +312,15 @@ let
       if isItem e then let kept = f e; in [ (e.__pinshift.withOp (if isSymbol kept || kept then "filter" else "filter (none kept)")) ]
       else if f e then [ e ] else [ ]) list;
     map = f: b.map (e:
-      if isItem e then
-        let r = f e; in
-        if isItem r && r.__pinshift.path == e.__pinshift.path && r.__pinshift.ops == e.__pinshift.ops
-          && r.__pinshift.history == e.__pinshift.history then e.__pinshift.withOp "map"
-        else r
+      if isItem e then let r = f e; in if sameItem r e then e.__pinshift.withOp "map" else r
+      else f e);
+    concatMap = f: b.concatMap (e:
+      if isItem e then let r = f e; in if b.isList r && b.length r == 1 && sameItem (b.head r) e then [ (e.__pinshift.withOp "map") ] else r
       else f e);
   };
+  # the item itself, as a function given it returned it (`d: … else d`)
+  sameItem = r: e: isItem r && r.__pinshift.path == e.__pinshift.path && r.__pinshift.ops == e.__pinshift.ops
+    && r.__pinshift.history == e.__pinshift.history;
 
   # a typed symbolic set: `config` of a caller's nixpkgs (`config.cudaCapabilities` is a list)
   typedSet = path: pin: over (typed (p: node { path = p; inherit pin; }) path);
