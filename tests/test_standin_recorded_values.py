@@ -2,7 +2,8 @@
 
 - A recorded call keeps its arguments in a string: `"${cutlass-src}"` inside `cmakeFlags` (build-onnx-runtime
   ort-1.18 → ort-1.19: CUTLASS v3.1.0 → v3.5.0, ONNX v1.16.0 → v1.16.1 through a second fetch) shows the rev
-  change, in `postPatch`, `env`, `toString`, `concatStringsSep` alike; an overridden package keeps its overrides.
+  change, in `postPatch`, `env`, `toString`, `concatStringsSep` alike, and so does the fetcher's `.rev`; an
+  overridden package keeps its overrides.
 - A symbolic list's item keeps what `filter` and `map` did to it (build-vllm b276d2c: `builtins.filter (… !=
   "bitsandbytes")` → `builtins.map (… then customBitsandbytes else d)` over `propagatedBuildInputs`), through
   `builtins.filter`, `map`, `lib.filter`, `lib.remove`, `lib.subtractLists`, `lib.concatMap`.
@@ -76,6 +77,8 @@ def test_the_text_shows_where_the_long_strings_differ(make_repo, run_cli):
     ("CUTLASS = toString cutlass-src;", "CUTLASS"),
     ('configureFlags = [ (lib.concatStringsSep "," [ "${cutlass-src}" "${onnx-src}" ]) ];', "configureFlags"),
     ('preConfigure = old.preConfigure + "ln -s ${cutlass-src} cutlass";', "preConfigure"),
+    ('CUTLASS_TAG = "${cutlass-src.rev}";', "CUTLASS_TAG"),  # a fetcher's result keeps what it was given
+    ("version = cutlass-src.rev;", "version"),
 ])
 def test_a_recorded_call_keeps_its_arguments_wherever_its_value_goes(make_repo, run_cli, use, attribute):
     recipe = _diff(make_repo, run_cli, _ort(use, "v3.1.0", "v1.16.0"), _ort(use, "v3.5.0", "v1.16.0"))

@@ -169,9 +169,12 @@ let
         type = "derivation";
       };
 
+      # a fetcher's result keeps what it was given, as nixpkgs' passthru does (`"${cutlass-src.rev}"`)
+      called = a.history != [ ] && (lib.last a.history) ? call && b.isAttrs (lib.last a.history).call;
       visible = {
         inherit (current) pname version name src meta passthru;
-      } // (if interpreter a.path then {
+      } // (if called then { inherit (current) rev tag owner repo url hash sha256; } else { })
+        // (if interpreter a.path then {
         pkgs = node {
           path = [ "${b.head a.path}Packages" ]; inherit pin; root = rootNode;
           exts = (rootNode.pythonPackagesExtensions or [ ]) ++ a.pkgsExts;
