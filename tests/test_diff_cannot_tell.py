@@ -22,7 +22,7 @@ import jsonschema
 import pytest
 
 from build_repos import PKGS, commit, fixture_files
-from conftest import require_nix
+from conftest import git, require_nix
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = json.loads((ROOT / "docs" / "diff-schema.json").read_text())
@@ -220,3 +220,42 @@ def test_target_failing_for_its_own_reason_after_a_fetched_base_is_broken(make_r
     recipe = _status(run_cli, root, code=1)
     assert recipe["status"] == "broken" and "undefined variable 'removedTorch'" in recipe["error"]
     assert "it imports a fetched source" in recipe["base_error"]
+
+
+@pytest.mark.parametrize("entry", ["symbolic link", "submodule"])
+def test_a_recipe_reading_an_entry_pinshift_does_not_write_is_cannot_tell(make_repo, run_cli, monkeypatch, entry):
+    """A symbolic link (never followed) or a submodule (never read) in TARGET: its importer is `cannot tell`, not
+    `broken`; BASE, with a regular file there, evaluated. The summary cache keeps the answer by what the entry was:
+    a regular file in its place again is evaluated again."""
+    require_nix()
+    monkeypatch.setenv("PINSHIFT_CACHE", "on")
+    recipe = "{ python3Packages, ... }:\npython3Packages.torch.override (import ./shared/args.nix)\n"
+    root = make_repo({"r.nix": recipe, "shared/args.nix": "{ cudaSupport = true; }\n", "real.nix": "{ }\n"})
+    git(root, "checkout", "-q", "-b", "next")
+    git(root, "rm", "-q", "-r", "shared")
+    if entry == "symbolic link":
+        (root / "shared").mkdir()
+        (root / "shared" / "args.nix").symlink_to("../real.nix")
+        git(root, "add", "shared/args.nix")
+        why = "shared/args.nix, a symbolic link, which pinshift does not follow"
+    else:
+        sha = git(root, "rev-parse", "HEAD").strip()
+        git(root, "update-index", "--add", "--cacheinfo", f"160000,{sha},shared")
+        why = "shared/args.nix, a submodule, which pinshift does not read"
+    git(root, "commit", "-qm", entry)
+    recipe = _status(run_cli, root)
+    assert recipe["status"] == "cannot_tell", recipe
+    assert recipe["reason"] == f"it reads {why}"
+    # the other way round
+    back = run_cli("diff", "next", "main", "--repo", str(root), "--format", "json")
+    assert back.exit_code == 0
+    assert json.loads(back.stdout)["recipes"][0]["status"] == "cannot_tell"
+    # a regular file in its place again: evaluated again, not the remembered answer
+    git(root, "rm", "-q", "-r", "--cached", "shared")
+    if (root / "shared").is_symlink() or (root / "shared").is_file():
+        (root / "shared").unlink()
+    elif (root / "shared" / "args.nix").is_symlink():
+        (root / "shared" / "args.nix").unlink()
+    commit(root, {"shared/args.nix": "{ cudaSupport = true; }\n"}, "regular again")
+    again = _status(run_cli, root)
+    assert again["status"] == "same", again

@@ -56,7 +56,8 @@ def evaluate_snapshots(nix: str, memo: SummaryMemo, scratch: Scratch, wanted: Se
         for snapshot in snapshots:
             snapshot.materialise()
         names = universe(_nix_files(snapshots))
-        evaluator = Evaluator(nix, names, scratch.path, [s.root for s in snapshots])
+        unwritten = {f"{s.root}/{path}": why for s in snapshots for path, why in s.unwritten.items()}
+        evaluator = Evaluator(nix, names, scratch.path, [s.root for s in snapshots], unwritten=unwritten)
         pending: dict[tuple[str, str], list[Job]] = {}
         first: list[Job] = []
         for job in todo:  # the same file with the same bytes in two trees: evaluated once, then looked up

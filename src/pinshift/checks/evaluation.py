@@ -128,9 +128,9 @@ def batch_expression(jobs: Sequence[Job], universe_file: Path, roots: Sequence[P
     evaluation cannot read the command line) and so cannot forge."""
     listed = " ".join(nix_string(str(root)) for root in roots)
     mark = nix_string(secret)
-    head = (f"let s = import {nix_path(STANDIN)} {{ universe = builtins.fromJSON (builtins.readFile "
-            f"{nix_path(universe_file)}); roots = [ {listed} ]; secret = {mark}; }}; t = builtins.trace; "
-            f"j = builtins.toJSON; in [\n")
+    head = (f"let u = builtins.fromJSON (builtins.readFile {nix_path(universe_file)}); s = import {nix_path(STANDIN)} "
+            f"{{ universe = u.names; unwritten = u.unwritten; roots = [ {listed} ]; secret = {mark}; }}; "
+            f"t = builtins.trace; j = builtins.toJSON; in [\n")
     items = [f"(t (j [ {mark} \"recipe\" {number} ]) (t (j [ {mark} \"summary\" {number} (s.recipe "
              f"{nix_path(job.snapshot.root)} {nix_string(job.path)}) ]) null))" for number, job in enumerate(jobs)]
     return head + "\n".join(items) + "\n]"
@@ -218,11 +218,12 @@ class Evaluator:
     the calls may read (`-I`), and what messages leave out."""
 
     def __init__(self, nix: str, names: list[str], scratch: Path, roots: Sequence[Path], timeout: float | None = None,
-                 workers: int | None = None):
+                 workers: int | None = None, unwritten: dict[str, str] | None = None):
         self.nix = nix
         universe_dir = Path(tempfile.mkdtemp(prefix="universe-", dir=scratch))
         self.universe_file = universe_dir / "universe.json"
-        self.universe_file.write_text(json.dumps(names))
+        # the universe, and the absolute paths of the trees' entries that are not written (-> why)
+        self.universe_file.write_text(json.dumps({"names": names, "unwritten": unwritten or {}}))
         self.roots = list(roots)
         self.allowed = [*self.roots, STANDIN, universe_dir]
         self.timeout = timeout if timeout is not None else configured_timeout()

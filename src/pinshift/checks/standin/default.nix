@@ -16,7 +16,7 @@
 # and the operating system are (pinshift.checks.nix_process). It is still complete: the recipe's `builtins` is
 # a set whose `builtins` is itself, every `__name` primop is the shadowed set's `name` (the list is read from
 # `builtins.attrNames builtins`), `getEnv` is "" and `currentTime` 0.
-{ universe, roots, secret ? "" }:
+{ universe, roots, secret ? "", unwritten ? { } }:
 let
   b = builtins;
   lib = import ./lib.nix { isSymbol = nodes.isSymbol; inherit importer; inherit (nodes) listOps; };
@@ -26,7 +26,16 @@ let
   importer = p:
     if nodes.isSymbol p then importSymbol p
     else if fetched p then cannotTell "it imports ${p}, a file of a fetched source, which the stand-in does not read"
+    else if unwrittenWhy p != null then traced "read" p (cannotTell "it reads ${toString p}, ${unwrittenWhy p}")
     else traced "read" p (b.scopedImport scope p);
+
+  # why an entry of the tree (or the folder it is in) was not written: a symbolic link, a submodule
+  unwrittenWhy = p:
+    let
+      text = toString p;
+      up = t: if t == "/" || t == "." || t == "" then null else if unwritten ? ${t} then unwritten.${t} else up (dirOf t);
+    in
+    if unwritten == { } || !(b.isPath p || b.isString p) then null else up text;
 
   # A recipe the stand-in cannot evaluate for a reason of its own (a fetched source, a builtin that needs the
   # network or a store): the reason is traced after `secret` (which no recipe can forge) and thrown; pinshift
@@ -37,6 +46,7 @@ let
   fetched = p: nodes.isSymbol p || (b.isString p && lib.hasPrefix "«" p);
   reading = what: read: p:
     if fetched p then cannotTell "it reads ${toString p}, a file of a fetched source, which the stand-in does not read"
+    else if unwrittenWhy p != null then traced what p (cannotTell "it reads ${toString p}, ${unwrittenWhy p}")
     else traced what p (read p);
 
   fetcher = name: arg: nodes.symbol [ "builtins" name ] arg;
