@@ -143,3 +143,19 @@ def test_mapping_an_item_to_something_else_shows_what_it_became(make_repo, run_c
     assert recipe["status"] == "changed"
     assert recipe["changes"][0]["attribute"].startswith("propagatedBuildInputs")
     assert "doCheck" in json.dumps(recipe["changes"])
+
+
+def test_a_package_naming_itself_in_passthru_or_meta_still_evaluates(make_repo, run_cli):
+    """`passthru` and `meta` are not part of a derivation (real Nix evaluates a package that names itself there): a
+    string of the package leaves them out, so it is no infinite recursion."""
+    recipe = """{ stdenv, ... }:
+stdenv.mkDerivation (finalAttrs: {
+  pname = "x";
+  version = "VERSION";
+  passthru.self = "${finalAttrs.finalPackage}";
+  meta.description = "x ${finalAttrs.finalPackage}";
+})
+"""
+    found = _diff(make_repo, run_cli, recipe.replace("VERSION", "1"), recipe.replace("VERSION", "2"))
+    assert found["status"] == "changed", found
+    assert {c["attribute"] for c in found["changes"]} >= {"version"}

@@ -287,10 +287,15 @@ let
   # what a symbolic value is as a string (`"${cutlass-src}"`): its name, and what its calls and overrides were
   # given, so that a string keeps them (`«fetchFromGitHub { owner = "NVIDIA"; … rev = "v3.1.0"; }»`); a long one
   # by a digest of them
+  # (`passthru` and `meta` left out: they are not part of a derivation, and may name the package itself)
   textOf = a:
     let
       one = b.length a.history == 1 && (b.head a.history) ? call;
-      given = if a.history == [ ] then null else nixText (if one then show 1 true (b.head a.history).call else compactOf a);
+      call = (b.head a.history).call;
+      outside = v: if b.isAttrs v && !(isSymbol v) then b.removeAttrs v [ "passthru" "meta" ] else v;
+      given =
+        if a.history == [ ] then null
+        else nixText (if one then show 1 true (outside call) else compactOf (a // { explicit = outside a.explicit; }));
     in
     if given == null then "«${labelOf a}»"
     else if b.stringLength given <= 300 then "«${labelOf a} ${given}»"
