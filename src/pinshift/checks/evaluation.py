@@ -21,7 +21,9 @@ $PINSHIFT_EVAL_TIMEOUT seconds (120) is stopped and its current recipe reported 
 the memory limit fails with Nix's "out of memory".
 
 Each result is an `Evaluation`: the summary (plain JSON values) or Nix's error, and the files it read, by
-which pinshift.checks.summary_memo remembers it.
+which pinshift.checks.summary_memo remembers it. When the stand-in cannot evaluate a recipe for a reason of its
+own (a fetched source, a symbolic link or submodule of the tree it does not write), it traces `[SECRET, "cannot",
+reason]` and throws; the Evaluation's `cannot_tell` is that reason when Nix's error is the stand-in's message.
 """
 
 from __future__ import annotations
