@@ -72,3 +72,22 @@ def test_licenses_maintainers_teams_and_meta_fields_have_nixpkgs_types(make_repo
     recipe = _diff(make_repo, run_cli, before, after)
     assert recipe["status"] == "changed", recipe
     assert recipe["changes"] == [{"attribute": "meta.license", "before": 0, "after": shown}]
+
+
+@pytest.mark.parametrize("expression", [
+    'builtins.filter (d: d.pname != "bitsandbytes") python3Packages.vllm.propagatedBuildInputs',
+    "python3Packages.torch.buildInputs ++ python3Packages.torch.nativeBuildInputs",
+    'if lib.versionAtLeast stdenv.cc.version "12" then [ ] else [ 1 ]',
+    'lib.concatStringsSep " " python3Packages.torch.cmakeFlags',
+    'python3Packages.torch.pname + "-" + python3Packages.torch.src.rev',
+])
+def test_a_packages_list_and_string_attributes_have_those_types(make_repo, run_cli, expression):
+    """Not only through `old.…` in an override: a package's own attribute (`pkg.propagatedBuildInputs`) is a list
+    and `stdenv.cc.version` a string, so a recipe using them evaluates (it did not: `value is a set while a list was
+    expected`, a false `broken`)."""
+    before = COMFY.replace("PLATFORMS", "platforms.linux").replace("license = licenses.gpl3Only;", "license = 0;")
+    after = before.replace("license = 0;", f"license = {expression};")
+    recipe = _diff(make_repo, run_cli, before, after)
+    assert recipe["status"] == "changed", recipe
+    [change] = recipe["changes"]
+    assert change["attribute"] == "meta.license" and change["after"] is not None

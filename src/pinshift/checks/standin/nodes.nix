@@ -111,7 +111,9 @@ let
       childOf = n:
         if isRoot && packageSet n then
           let interp = b.substring 0 (b.stringLength n - 8) n; in (if self ? ${interp} then self.${interp} else symbol [ interp ]).pkgs
-        else if a.path != [ ] && lib.last a.path == "meta" then typed symbol a.path n  # meta.platforms is a list
+        # a package's list and string attributes have those types (`pkg.propagatedBuildInputs`, `stdenv.cc.version`,
+        # `meta.platforms`), as `old.…` has in overrideAttrs; the root's children are packages and sets
+        else if !isRoot && (listAttrs ? ${n} || stringAttrs ? ${n}) then typed symbol a.path n
         else node { path = a.path ++ [ n ]; inherit pin; root = rootNode; setResults = if isRoot then [ ] else folded.results; };
       base = over childOf;
 
