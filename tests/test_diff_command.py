@@ -59,7 +59,8 @@ def test_the_seed_migration_is_exactly_pin_and_package_set(demo, run_cli):
     result = run_cli("diff", "pytorch-2.9", f"{TARGET}~2", "--repo", str(demo), "--format", "json")
     assert result.exit_code == 0, result
     data = validate(result.stdout)
-    assert data["counts"] == {"broken": 0, "changed": 66, "fixed": 0, "failing": 0, "added": 0, "removed": 0, "same": 0}
+    assert data["counts"] == {"broken": 0, "changed": 66, "changed_untold": 0, "cannot_tell": 0, "fixed": 0, "failing": 0,
+                              "added": 0, "removed": 0, "same": 0}
     for recipe in data["recipes"]:
         assert recipe["changes"] == [
             {"attribute": "nixpkgs.rev", "before": OLD_REV, "after": NEW_REV},
@@ -154,7 +155,8 @@ def test_each_status_is_told_and_a_broken_recipe_exits_1(statuses, run_cli):
         f"{PKGS}/torchvision-python313-cuda12_9-sm75-avx2.nix": (
             "broken", None, f"{missing} (at {PKGS}/torchvision-python313-cuda12_9-sm75-avx2.nix:10:13)", None),
     }
-    assert data["counts"] == {"broken": 2, "changed": 0, "fixed": 1, "failing": 1, "added": 1, "removed": 2, "same": 1}
+    assert data["counts"] == {"broken": 2, "changed": 0, "changed_untold": 0, "cannot_tell": 0, "fixed": 1, "failing": 1,
+                              "added": 1, "removed": 2, "same": 1}
 
 
 def test_the_text_report_groups_by_status_broken_first(statuses, run_cli):
@@ -348,13 +350,15 @@ def test_the_nested_self_reference_set_binding_writes_is_broken_with_infinite_re
 def test_the_schema_is_a_valid_json_schema_and_holds_the_report_to_it():
     jsonschema.Draft202012Validator.check_schema(SCHEMA)
     valid = {"schema": "pinshift.diff/2", "base": {"ref": "a", "commit": "1" * 40}, "target": {"ref": "b", "commit": "2" * 40},
-             "counts": {s: 0 for s in ("broken", "changed", "fixed", "failing", "added", "removed", "same")},
+             "counts": {s: 0 for s in ("broken", "changed", "changed_untold", "cannot_tell", "fixed", "failing", "added",
+                                       "removed", "same")},
              "recipes": [{"path": "x.nix", "status": "same", "changes": []}], "groups": [],
              "evaluation": {"evaluated": 0, "remembered": 0, "calls": 0},
              "real": {"checked": False, "unchecked": ["the real pins: …"]}}
     jsonschema.validate(valid, SCHEMA)
     for broken in ({**valid, "schema": "pinshift.diff/1"},
                    {**valid, "real": {"checked": False}},
+                   {**valid, "counts": {s: 0 for s in ("broken", "changed", "fixed", "failing", "added", "removed", "same")}},
                    {**valid, "recipes": [{"path": "x.nix", "status": "gone", "changes": []}]},
                    {**valid, "recipes": [{"path": "x.nix", "status": "same"}]},
                    {**valid, "extra": 1}):

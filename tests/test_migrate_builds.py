@@ -185,8 +185,8 @@ def test_allow_broken_commits_it_and_the_report_says_so(make_repo, run_cli, tmp_
     jsonschema.validate(dry, REPORT_SCHEMA)
     assert dry["builds"]["allow_broken"] is True
     assert dry["builds"]["notes"] == ["--allow-broken: 2 recipes no longer evaluate (broken by step 1)"]
-    assert dry["builds"]["counts"] == {"broken": 2, "changed": 0, "fixed": 0, "failing": 0, "added": 0, "removed": 1,
-                                       "same": 0}
+    assert dry["builds"]["counts"] == {"broken": 2, "changed": 0, "cannot_tell": 0, "fixed": 0, "failing": 0, "added": 0,
+                                       "removed": 1, "same": 0}
     assert len([w for w in dry["steps"][0]["warnings"] if "--allow-broken" in w["message"]]) == 2
     result = run_cli(*args)
     assert result.exit_code == 0, result
@@ -363,3 +363,23 @@ def test_a_long_evaluation_says_how_to_skip_it(make_repo, run_cli, tmp_path, mon
     slow = json.loads(run_cli(*args).stdout)
     (note,) = [note for note in slow["builds"]["notes"] if "--no-build-check skips" in note]
     assert note.startswith("evaluating ") and " recipe states took " in note
+
+
+def test_a_step_after_which_the_stand_in_cannot_tell_is_not_refused(make_repo, run_cli, tmp_path):
+    """A step that makes a recipe import a fetched source: `cannot_tell` with the reason (counted, listed), the
+    step committed (exit 0), never refused as broken."""
+    require_nix()
+    root = make_repo({f"{PKGS}/r.nix": 'rec { pname = "r"; description = "local"; value = if description == "fetched" '
+                                       'then import (builtins.fetchTarball "https://example.org/x.tar.gz") else 1; }\n'})
+    steps = ('[[steps]]\nkind = "replace-in-strings"\ntitle = "fetch"\n[steps.params]\npaths = ["description"]\n'
+             'old = "local"\nnew = "fetched"\n')
+    args = ("migrate", recipe(tmp_path, steps), "--repo", str(root), "--from", "main", "--branch", "next")
+    dry = json.loads(run_cli(*args, "--dry-run", "--format", "json").stdout)
+    jsonschema.validate(dry, REPORT_SCHEMA)
+    assert dry["steps"][0]["refused"] == []
+    assert dry["builds"]["counts"]["cannot_tell"] == 1 and dry["builds"]["counts"]["broken"] == 0
+    [found] = dry["builds"]["recipes"]
+    assert found["status"] == "cannot_tell" and found["reason"].startswith("it imports a fetched source")
+    result = run_cli(*args)
+    assert result.exit_code == 0, result
+    assert git(root, "rev-parse", "--verify", "-q", "next").strip()

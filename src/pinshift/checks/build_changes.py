@@ -11,7 +11,10 @@ version»`) and from its own set (`«python3Packages.numpy»`) are compared as t
 changes, unless something else really differs (the source override an overlay gave python3Packages.torch).
 
 Statuses of a recipe: `same`, `changed`, `broken` (evaluated on BASE, fails on TARGET), `fixed` (the reverse),
-`failing` (fails on both: it never evaluated, which is not a regression), `added`, `removed`.
+`failing` (fails on both: it never evaluated, which is not a regression), `added`, `removed`, and two that say
+pinshift cannot tell: `cannot_tell` (the stand-in cannot evaluate a side for a reason of its own, a fetched source:
+never `broken`) and `changed_untold` (the file changed in meaning but evaluates alike against the stand-in: set by
+pinshift.checks.build_diff, which reads the files).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-STATUSES = ("broken", "changed", "fixed", "failing", "added", "removed", "same")
+STATUSES = ("broken", "changed", "changed_untold", "cannot_tell", "fixed", "failing", "added", "removed", "same")
 _SIMPLE = re.compile(r"[A-Za-z_][A-Za-z0-9_'-]*|//")
 
 
@@ -49,6 +52,7 @@ class RecipeDiff:
     changes: list[Change] = field(default_factory=list)
     error: str | None = None  # on TARGET (broken, failing, an added recipe that fails)
     base_error: str | None = None  # on BASE (fixed, failing, a removed recipe that failed)
+    reason: str | None = None  # why pinshift cannot tell (cannot_tell, changed_untold)
 
     @property
     def label(self) -> str:
@@ -151,9 +155,16 @@ def _order(attribute: str) -> tuple:
 def compare(path: str, before, after, old_path: str | None = None) -> RecipeDiff:
     """The RecipeDiff of one recipe from its two Evaluations (None: the tree has no such recipe)."""
     if before is None:
-        return RecipeDiff(path, "added", error=after.error)
+        return RecipeDiff(path, "added", error=after.error, reason=_cannot(after))
     if after is None:
         return RecipeDiff(path, "removed", base_error=before.error)
+    if _cannot(after) is not None:
+        return RecipeDiff(path, "cannot_tell", old_path, error=after.error, base_error=before.error,
+                          reason=_cannot(after))
+    if _cannot(before) is not None:  # TARGET evaluates: nothing to compare it with; TARGET fails: that is its own
+        if after.ok:
+            return RecipeDiff(path, "cannot_tell", old_path, base_error=before.error, reason=f"on BASE, {_cannot(before)}")
+        return RecipeDiff(path, "broken", old_path, error=after.error, base_error=before.error)
     if before.ok and after.ok:
         found = changes(before.summary, after.summary)
         return RecipeDiff(path, "changed" if found else "same", old_path, found)
@@ -162,6 +173,10 @@ def compare(path: str, before, after, old_path: str | None = None) -> RecipeDiff
     if after.ok:
         return RecipeDiff(path, "fixed", old_path, base_error=before.error)
     return RecipeDiff(path, "failing", old_path, error=after.error, base_error=before.error)
+
+
+def _cannot(evaluation) -> str | None:
+    return getattr(evaluation, "cannot_tell", None)
 
 
 def normal_changes(diff: RecipeDiff, before: dict | None, after: dict | None) -> tuple:
@@ -200,6 +215,8 @@ def group(diffs: Iterable[RecipeDiff], keys: dict[str, tuple] | None = None) -> 
         if diff.status == "changed":
             key = (keys or {}).get(diff.path) or tuple((c.attribute, _json(c.before), _json(c.after))
                                                       for c in diff.changes)
+        elif diff.status in ("cannot_tell", "changed_untold"):
+            key = (diff.reason,)
         elif diff.status in ("broken", "failing", "added"):
             key = (diff.error,)
         elif diff.status in ("fixed", "removed"):
@@ -279,7 +296,53 @@ def change_words(change: Change) -> str:
         line = next((text.strip() for text in extra if text.strip()), "")
         side = "removed" if len(old_lines) > len(new_lines) else "added"
         return f"{change.attribute}: {side} {shown(line)}"
+    if isinstance(before, str) and isinstance(after, str) and max(len(before), len(after)) > 60:
+        old, new = window(before, after)
+        return f"{change.attribute} {old} → {new}"
+    if isinstance(before, list) and isinstance(after, list) and len(before) == len(after) and len(
+            nix_like(before)) + len(nix_like(after)) > 160:  # long lists: the items that differ, each in its window
+        same_old = change.same_before if isinstance(change.same_before, list) else before
+        same_new = change.same_after if isinstance(change.same_after, list) else after
+        if len(same_old) == len(same_new) == len(before):
+            parts = []
+            for number, (old, new) in enumerate(zip(before, after)):
+                if same_old[number] == same_new[number]:
+                    continue
+                if isinstance(old, str) and isinstance(new, str):
+                    old, new = window(old, new)
+                else:
+                    old, new = shown(old), shown(new)
+                parts.append(f"{change.attribute}[{number}] {old} → {new}")
+            if parts:
+                return "; ".join(parts)
     return f"{change.attribute} {shown(before)} → {shown(after)}"
+
+
+def window(before: str, after: str, width: int = 60, context: int = 24) -> tuple[str, str]:
+    """Two long strings cut to where they differ: up to `context` characters before the first difference and a few
+    after its end, `…` where text is left out (a string of a recorded call: `…"cutlass"; rev = "v3.1.0"; …`).
+
+    >>> window('-DX=«fetchFromGitHub { owner = "NVIDIA"; repo = "cutlass"; rev = "v3.1.0"; }»',
+    ...        '-DX=«fetchFromGitHub { owner = "NVIDIA"; repo = "cutlass"; rev = "v3.5.0"; }»')
+    ('… = "cutlass"; rev = "v3.1.0"; }»', '… = "cutlass"; rev = "v3.5.0"; }»')
+    """
+    if len(before) <= width and len(after) <= width:
+        return shown(before), shown(after)
+    prefix = 0
+    limit = min(len(before), len(after))
+    while prefix < limit and before[prefix] == after[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < limit - prefix and before[-1 - suffix] == after[-1 - suffix]:
+        suffix += 1
+    start = max(0, prefix - context)
+
+    def piece(text: str) -> str:
+        end = min(len(text), len(text) - suffix + 8)
+        part = ("…" if start > 0 else "") + text[start:end] + ("…" if end < len(text) else "")
+        return shown(part, width + context)
+
+    return piece(before), piece(after)
 
 
 _SYMBOLS = re.compile(r"^(?:«[^»]*»)+")

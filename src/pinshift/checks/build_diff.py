@@ -4,6 +4,7 @@ Both commits are read from git's objects into a private temporary directory (pin
 every recipe (each `.nix` file, or those PATHS select) is evaluated on each side against the stand-in
 (pinshift.checks.evaluation, remembered by pinshift.checks.summary_memo), and the two summaries of each
 recipe are compared (pinshift.checks.build_changes). A file git saw renamed is one recipe under its new path.
+A recipe that evaluates alike but whose files changed in meaning (`untold`) is `changed_untold`, never `same`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pinshift.checks.snapshots import Scratch, Snapshot
 from pinshift.checks.summary_memo import SummaryMemo
 from pinshift.errors import UsageError
 from pinshift.files.globs import glob_problem, matches
+from pinshift.syntax.meaning import meaning
 
 
 @dataclass
@@ -56,7 +58,8 @@ def evaluate_snapshots(nix: str, memo: SummaryMemo, scratch: Scratch, wanted: Se
         for snapshot in snapshots:
             snapshot.materialise()
         names = universe(_nix_files(snapshots))
-        evaluator = Evaluator(nix, names, scratch.path, [s.root for s in snapshots])
+        unwritten = {f"{s.root}/{path}": why for s in snapshots for path, why in s.unwritten.items()}
+        evaluator = Evaluator(nix, names, scratch.path, [s.root for s in snapshots], unwritten=unwritten)
         pending: dict[tuple[str, str], list[Job]] = {}
         first: list[Job] = []
         for job in todo:  # the same file with the same bytes in two trees: evaluated once, then looked up
@@ -210,6 +213,7 @@ def diff_commits(repository, base: str, target: str, patterns: Sequence[str], ni
         result.recipes.append(diff)
         if diff.status == "changed":
             result.keys[path] = normal_changes(diff, left.summary, right.summary)
+    untold(result.recipes, evaluations, (before, base_tree), (after, target_tree))
     result.recipes.sort(key=lambda r: r.path)
     return result
 
@@ -225,3 +229,65 @@ def _real_diffs(pairs, real: dict) -> list:
         found.append(compare_real(path, real.get(("base", old)) if old is not None else None,
                                   real.get(("target", new)) if new is not None else None, label))
     return sorted(found, key=lambda r: r.path)
+# --- what the stand-in cannot tell: a file changed in meaning, evaluated alike ----------------------------------------
+
+
+def untold(recipes: Sequence[RecipeDiff], evaluations: dict, base: tuple, target: tuple) -> None:
+    """Each `same` recipe whose own file, or a file either side of it read (an import, `readFile`), changed in more
+    than comments and layout (pinshift.syntax.meaning; a file that is not Nix: its bytes) becomes `changed_untold`:
+    the stand-in evaluates both alike, so it cannot tell what changed, and says so instead of `same`. `base` and
+    `target`: (Snapshot, the commit's tree to read the files from)."""
+    (before, base_tree), (after, target_tree) = base, target
+    candidates = []
+    wanted: tuple[set[str], set[str]] = (set(), set())
+    for diff in recipes:
+        if diff.status != "same":
+            continue
+        old = diff.old_path or diff.path
+        left, right = evaluations.get(("base", old)), evaluations.get(("target", diff.path))
+        if left is None or right is None:
+            continue
+        pairs = [(old, diff.path)] + [(read, read) for read in dict.fromkeys(left.reads + right.reads)
+                                      if read not in (old, diff.path)]
+        differing = [(o, n) for o, n in pairs if before.files.get(o) != after.files.get(n)]
+        if differing:
+            candidates.append((diff, differing))
+            for o, n in differing:
+                wanted[0].add(o)
+                wanted[1].add(n)
+    if not candidates:
+        return
+    meanings = (_meanings(before, base_tree, wanted[0]), _meanings(after, target_tree, wanted[1]))
+    for diff, differing in candidates:
+        changed = [n for o, n in differing if meanings[0].get(o) != meanings[1].get(n) or meanings[0].get(o) is None]
+        if not changed:
+            continue
+        diff.status = "changed_untold"
+        own = diff.path in changed
+        others = [path for path in changed if path != diff.path]
+        if own:
+            what = "its file changed in meaning (more than comments and layout)"
+        else:
+            what = f"{others[0]}, which it reads, changed in meaning (more than comments and layout)"
+            if len(others) > 1:
+                what = f"{others[0]} and {len(others) - 1} more files it reads changed in meaning (more than comments " \
+                       "and layout)"
+        diff.reason = f"{what} but it evaluates alike against the stand-in"
+
+
+def _meanings(snapshot: Snapshot, tree, paths: set[str]) -> dict[str, str]:
+    """path -> what it means: a `.nix` file's tokens without comments (one digest per distinct blob), another
+    file's blob id; a path the tree lacks or does not hold within the size limit has none (always a change)."""
+    found: dict[str, str] = {}
+    by_blob: dict[str, str] = {}
+    nix = [path for path in sorted(paths) if path.endswith(".nix") and path in snapshot.files]
+    for path in paths:
+        if path in snapshot.files and not path.endswith(".nix"):
+            found[path] = f"blob {snapshot.files[path]}"
+    for path, data in tree.contents(nix):
+        blob = snapshot.files[path]
+        if blob not in by_blob:
+            by_blob[blob] = meaning(data)
+        found[path] = by_blob[blob]
+    return found
+

@@ -21,7 +21,9 @@ $PINSHIFT_EVAL_TIMEOUT seconds (120) is stopped and its current recipe reported 
 the memory limit fails with Nix's "out of memory".
 
 Each result is an `Evaluation`: the summary (plain JSON values) or Nix's error, and the files it read, by
-which pinshift.checks.summary_memo remembers it.
+which pinshift.checks.summary_memo remembers it. When the stand-in cannot evaluate a recipe for a reason of its
+own (a fetched source, a symbolic link or submodule of the tree it does not write), it traces `[SECRET, "cannot",
+reason]` and throws; the Evaluation's `cannot_tell` is that reason when Nix's error is the stand-in's message.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from pinshift.checks.nix_process import NixSandbox, configured_timeout, eval_com
 from pinshift.checks.snapshots import Snapshot
 
 STANDIN = Path(__file__).resolve().parent / "standin"
+CANNOT_TELL = "pinshift's stand-in cannot tell what this builds: "  # how standin/default.nix's `cannotTell` begins
 ALWAYS = ("pname", "version", "name", "src", "meta", "passthru")  # names every summary reads
 
 
@@ -63,6 +66,9 @@ class Evaluation:
     error: str | None = None
     reads: tuple[str, ...] = ()
     cacheable: bool = True
+    # why the stand-in could not evaluate it, when the reason is the stand-in's (a fetched source it does not read,
+    # a builtin that needs the network): traced after the run's secret and Nix's error is that message
+    cannot_tell: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -124,9 +130,9 @@ def batch_expression(jobs: Sequence[Job], universe_file: Path, roots: Sequence[P
     evaluation cannot read the command line) and so cannot forge."""
     listed = " ".join(nix_string(str(root)) for root in roots)
     mark = nix_string(secret)
-    head = (f"let s = import {nix_path(STANDIN)} {{ universe = builtins.fromJSON (builtins.readFile "
-            f"{nix_path(universe_file)}); roots = [ {listed} ]; secret = {mark}; }}; t = builtins.trace; "
-            f"j = builtins.toJSON; in [\n")
+    head = (f"let u = builtins.fromJSON (builtins.readFile {nix_path(universe_file)}); s = import {nix_path(STANDIN)} "
+            f"{{ universe = u.names; unwritten = u.unwritten; roots = [ {listed} ]; secret = {mark}; }}; "
+            f"t = builtins.trace; j = builtins.toJSON; in [\n")
     items = [f"(t (j [ {mark} \"recipe\" {number} ]) (t (j [ {mark} \"summary\" {number} (s.recipe "
              f"{nix_path(job.snapshot.root)} {nix_string(job.path)}) ]) null))" for number, job in enumerate(jobs)]
     return head + "\n".join(items) + "\n]"
@@ -136,6 +142,7 @@ def batch_expression(jobs: Sequence[Job], universe_file: Path, roots: Sequence[P
 class _Run:
     summaries: dict[int, dict] = field(default_factory=dict)
     reads: dict[int, list[tuple[str, str]]] = field(default_factory=dict)
+    cannot: dict[int, str] = field(default_factory=dict)  # the stand-in's own reason it cannot evaluate a recipe
     current: int | None = None
     error: str | None = None  # the call failed (while evaluating `current`)
     timed_out: bool = False
@@ -165,6 +172,8 @@ def _parse(stderr: str, secret: str) -> _Run:
             run.reads.setdefault(value[1], [])
         elif value[0] == "summary" and len(value) == 3 and isinstance(value[1], int):
             run.summaries[value[1]] = value[2]
+        elif value[0] == "cannot" and len(value) == 2 and isinstance(value[1], str) and run.current is not None:
+            run.cannot[run.current] = value[1]
         elif value[0] in ("read", "exists", "readdir") and len(value) == 2 and run.current is not None:
             run.reads[run.current].append((value[0], str(value[1])))
     if error_at is not None:
@@ -211,11 +220,12 @@ class Evaluator:
     the calls may read (`-I`), and what messages leave out."""
 
     def __init__(self, nix: str, names: list[str], scratch: Path, roots: Sequence[Path], timeout: float | None = None,
-                 workers: int | None = None):
+                 workers: int | None = None, unwritten: dict[str, str] | None = None):
         self.nix = nix
         universe_dir = Path(tempfile.mkdtemp(prefix="universe-", dir=scratch))
         self.universe_file = universe_dir / "universe.json"
-        self.universe_file.write_text(json.dumps(names))
+        # the universe, and the absolute paths of the trees' entries that are not written (-> why)
+        self.universe_file.write_text(json.dumps({"names": names, "unwritten": unwritten or {}}))
         self.roots = list(roots)
         self.allowed = [*self.roots, STANDIN, universe_dir]
         self.timeout = timeout if timeout is not None else configured_timeout()
@@ -290,9 +300,12 @@ class Evaluator:
             results[index] = self._evaluation(run.summaries[0], None, run.reads.get(0, []))
             return
         message = f"evaluation did not finish in {self.timeout:g} s" if timed_out else self._message(run.error or stderr)
-        results[index] = self._evaluation(None, message, run.reads.get(0, []))
+        results[index] = self._evaluation(None, message, run.reads.get(0, []), None if timed_out else run.cannot.get(0))
 
-    def _evaluation(self, summary: dict | None, error: str | None, reads: list[tuple[str, str]]) -> Evaluation:
+    def _evaluation(self, summary: dict | None, error: str | None, reads: list[tuple[str, str]],
+                    cannot: str | None = None) -> Evaluation:
+        """`cannot`: the reason the stand-in traced for not evaluating it; it counts only when Nix's error is the
+        stand-in's message for it (a recipe that caught it with `tryEval` and failed otherwise has failed)."""
         paths, cacheable, own = [], True, None  # own: the recipe's snapshot (its first read is the recipe itself)
         for kind, path in reads:
             relative = self._relative(path)
@@ -305,7 +318,10 @@ class Evaluator:
                 relative = f"{relative}/default.nix" if relative else "default.nix"
             if relative not in paths:
                 paths.append(relative)
-        return Evaluation(summary, error, tuple(paths), cacheable)
+        reason = _clean(cannot, self.roots) if cannot is not None and error is not None else None
+        if reason is not None and not error.startswith(f"{CANNOT_TELL}{reason}"):
+            reason = None
+        return Evaluation(summary, error, tuple(paths), cacheable, reason)
 
     def _relative(self, path: str) -> str | None:
         for root in self.roots:

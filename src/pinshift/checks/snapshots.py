@@ -29,6 +29,10 @@ from pinshift.checks.tree_writer import SnapshotWriter, folder_order
 from pinshift.planning.memo import blob_id
 
 
+UNWRITTEN = {"120000": "a symbolic link, which pinshift does not follow",
+             "160000": "a submodule, which pinshift does not read"}
+
+
 @dataclass
 class Snapshot:
     """One tree on disk: `root` holds its files; `files` maps each written path to its git blob id."""
@@ -36,6 +40,9 @@ class Snapshot:
     name: str
     root: Path
     files: dict[str, str] = field(default_factory=dict)
+    # entries of the tree that are not written, and why (a symbolic link is not followed, a submodule not read):
+    # a recipe that reads one is `cannot tell`, never broken (standin/default.nix)
+    unwritten: dict[str, str] = field(default_factory=dict)
     _directories: set[str] | None = field(default=None, repr=False)
     _pending: Callable[[], None] | None = field(default=None, repr=False)  # writes the files, once, when asked
 
@@ -46,10 +53,15 @@ class Snapshot:
             pending()
 
     def fingerprint(self, path: str) -> str | None:
-        """What `path` is in this tree, for a remembered summary: its blob id, "dir", or None (absent)."""
+        """What `path` is in this tree, for a remembered summary: its blob id, an entry not written (a symbolic link,
+        a submodule, or a path inside one), "dir", or None (absent)."""
         found = self.files.get(path)
         if found is not None:
             return found
+        if self.unwritten:  # a symbolic link or a submodule, or a path inside one: what the stand-in said depends on it
+            for entry in (path, *_parents(path)):
+                if entry in self.unwritten:
+                    return f"unwritten {entry} {self.unwritten[entry]}"
         if self._directories is None:
             self._directories = {parent for p in self.files for parent in _parents(p)}
         return "dir" if path in self._directories else None
@@ -124,7 +136,8 @@ class Scratch:
     def commit(self, name: str, tree) -> Snapshot:
         """The files of `tree` (a `git.repo.CommitTree`), written from git's objects when `materialise`d."""
         regular = [p for p in tree.paths() if tree.mode(p) in ("100644", "100755")]
-        snapshot = Snapshot(name, self._directory(), {path: tree.blob_id(path) for path in regular})
+        snapshot = Snapshot(name, self._directory(), {path: tree.blob_id(path) for path in regular},
+                            {p: UNWRITTEN[tree.mode(p)] for p in tree.paths() if tree.mode(p) in UNWRITTEN})
 
         def write() -> None:
             with SnapshotWriter(snapshot.root) as writer:
@@ -139,7 +152,8 @@ class Scratch:
         with `before` are hard links."""
         files = {path: blob for path, blob in before.files.items() if path not in writes}
         files.update({path: blob_id(data) for path, data in writes.items() if data is not None})
-        snapshot = Snapshot(name, self._directory(), files)
+        snapshot = Snapshot(name, self._directory(), files,
+                            {path: why for path, why in before.unwritten.items() if path not in writes})
 
         def write() -> None:
             before.materialise()

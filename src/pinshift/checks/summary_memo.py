@@ -128,7 +128,9 @@ class SummaryMemo:
             try:
                 payload = json.loads(zlib.decompress(stored))
                 reads = tuple((str(read), was) for read, was in payload["reads"])
-                evaluation = Evaluation(payload["summary"], payload["error"], tuple(r for r, _ in reads), True)
+                cannot = payload.get("cannot_tell")
+                evaluation = Evaluation(payload["summary"], payload["error"], tuple(r for r, _ in reads), True,
+                                        cannot if isinstance(cannot, str) else None)
             except Exception:  # a damaged record is a miss  # noqa: BLE001
                 continue
             if (evaluation.summary is None) == (evaluation.error is None) or not of_the_tree(evaluation):
@@ -148,7 +150,8 @@ class SummaryMemo:
         self.seen.setdefault(key, []).append((reads, evaluation))
         if self.name is not None and of_the_tree(evaluation):
             payload = json.dumps({"reads": [list(r) for r in reads], "summary": evaluation.summary,
-                                  "error": evaluation.error}, ensure_ascii=False).encode()
+                                  "error": evaluation.error, "cannot_tell": evaluation.cannot_tell},
+                                 ensure_ascii=False).encode()
             self.new.setdefault(key, []).append(zlib.compress(payload, 1))
 
     def save(self) -> None:

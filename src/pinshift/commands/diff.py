@@ -35,9 +35,11 @@ NO_NIX = ("pinshift diff evaluates recipes with nix-instantiate, which is not on
 def diff(base, target, paths, repo, fmt, output, verbose, nixpkgs, markdown_limit) -> None:
     """Evaluate the recipes of BASE and TARGET (read from git, nothing checked out) against pinshift's stand-in
     nixpkgs, offline, and show what each builds differently: same, changed (each attribute, before → after),
-    broken (evaluated on BASE, fails on TARGET), fixed, failing (on both), added, removed. With --nixpkgs, also at
-    each recipe's real pin: rebuild or not (its .drv path), the versions, broken with Nix's message, or cannot tell.
-    PATHS (paths, directories or globs relative to the repository root) limit the recipes shown. See docs/diff.md."""
+    changed but the stand-in cannot tell how (its files changed in meaning, it evaluates alike), cannot tell (the
+    stand-in cannot evaluate it: a fetched source), broken (evaluated on BASE, fails on TARGET: exit 1), fixed,
+    failing (on both), added, removed. With --nixpkgs, also at each recipe's real pin: rebuild or not (its .drv
+    path), the versions, broken with Nix's message, or cannot tell. PATHS (paths, directories or globs relative to
+    the repository root) limit the recipes shown. See docs/diff.md."""
     from pinshift.checks.build_diff import diff_commits
     from pinshift.checks.evaluation import find_nix
     from pinshift.errors import UsageError

@@ -72,6 +72,11 @@ def listed_files(directory: Path) -> list[str] | None:
     return sorted({p for p in output.split("\0") if p})
 
 
+# what to do when git cannot read an object of a commit (a partial clone whose remote is gone, a damaged clone)
+UNREADABLE = ("fetch the objects the clone lacks (git fetch --refetch, or a full clone without --filter) and run "
+              "pinshift again")
+
+
 def _first_line(error) -> str:
     """The first meaningful line git printed for a failed command (`error`: GitPython's error, or git's text)."""
     if isinstance(error, bytes):
@@ -163,7 +168,7 @@ class CommitTree:
         try:
             output = repo.git.ls_tree("-r", "-t", "-z", "--full-tree", commit)
         except git.GitCommandError as error:  # a missing, damaged or hand-made tree git cannot read
-            raise GitError(f"cannot read the files of {commit[:12]}: {_first_line(error)}") from None
+            raise GitError(f"cannot read the files of {commit[:12]}: {_first_line(error)}; {UNREADABLE}") from None
         for record in output.split("\0"):
             if not record:
                 continue
@@ -193,12 +198,12 @@ class CommitTree:
         done = subprocess.run(["git", "--git-dir", self._repo.git_dir, "cat-file", option], input=shas,
                               capture_output=True)
         if done.returncode != 0:
-            raise GitError(f"git cat-file failed: {_first_line(done.stderr.decode(errors='replace'))}")
+            raise GitError(f"git cat-file failed: {_first_line(done.stderr.decode(errors='replace'))}; {UNREADABLE}")
         return done.stdout
 
     def _missing(self, path: str) -> GitError:
         return GitError(f"{path}: object {self._entries[path][2]} is missing from {self._repo.git_dir} "
-                        "(a partial or damaged clone)")
+                        f"(a partial or damaged clone); {UNREADABLE}")
 
     def _size(self, path: str) -> int:
         if self._entries[path][1] is None:  # a read without a prefetch: learn every size at once, not one by one
@@ -609,7 +614,7 @@ class Repository:
         try:
             return CommitTree(self.repo, commit, max_bytes)
         except git.GitCommandError as error:
-            raise GitError(f"cannot read the files of {commit[:12]}: {_first_line(error)}") from None
+            raise GitError(f"cannot read the files of {commit[:12]}: {_first_line(error)}; {UNREADABLE}") from None
 
     def changed_files(self, base: str, target: str) -> list[FileStatus]:
         """How the files of commit `target` differ from those of `base`, as git sees it: one FileStatus per
@@ -625,7 +630,7 @@ class Repository:
                                         "--find-copies-harder", base, target, "--")
         except git.GitCommandError as error:  # a damaged or hand-made tree git cannot read
             raise GitError(f"cannot compare the files of {base[:12]} and {target[:12]}: "
-                           f"{_first_line(error)}") from None
+                           f"{_first_line(error)}; {UNREADABLE}") from None
         fields = output.split("\0")
         found, index = [], 0
         while index < len(fields) and fields[index]:

@@ -26,6 +26,15 @@ from pinshift.report.markdown_fit import LIMIT, Part, cut, leave_out
 from pinshift.report.totals import endpoint, plural
 
 SCHEMA = "pinshift.diff/2"
+# how a status reads in text and Markdown (JSON keeps the key)
+LABELS = {"changed_untold": "changed, stand-in cannot tell how", "cannot_tell": "cannot tell"}
+
+
+_COUNTED = {"changed_untold": "changed (stand-in cannot tell how)"}  # in the line of counts, between commas
+
+
+def label(status: str) -> str:
+    return LABELS.get(status, status)
 LISTED = 50  # recipes a Markdown group lists (a pull-request comment stays short)
 
 
@@ -45,11 +54,17 @@ def group_words(found: DiffGroup) -> str:
         return changes_words(first)
     if found.status == "broken":
         return f"no longer evaluate: {first.error}"
+    if found.status == "changed_untold":
+        return f"{first.reason}; what it builds may differ (verify --eval or a build tells)"
+    if found.status == "cannot_tell":
+        return f"not evaluated by the stand-in: {first.reason}"
     if found.status == "failing":
         return f"fail on both sides (never evaluated, not a regression): {first.error}"
     if found.status == "fixed":
         return f"evaluate now (failed before: {first.base_error})"
     if found.status == "added":
+        if first.reason:
+            return f"added, not evaluated by the stand-in: {first.reason}"
         return f"added, failing: {first.error}" if first.error else "added"
     if found.status == "removed":
         return "removed"
@@ -70,7 +85,7 @@ def group_line(found: DiffGroup, verbose: bool = False) -> list[str]:
 def count_line(diffs: Sequence[RecipeDiff]) -> str:
     """`70 recipes: 2 broken, 60 changed, 8 same`."""
     found = counts(diffs)
-    parts = [f"{number} {status}" for status, number in found.items() if number]
+    parts = [f"{number} {_COUNTED.get(status, label(status))}" for status, number in found.items() if number]
     return f"{_recipes(len(diffs))}: {', '.join(parts) if parts else 'none'}"
 
 
@@ -82,7 +97,7 @@ def render_text(result, verbose: bool = False) -> str:
                        f"{endpoint(result.target, result.target_commit)}")]
     for found in group(result.recipes, result.keys):
         for number, line in enumerate(group_line(found, verbose)):
-            lines.append(f"{found.status}: {line}" if number == 0 else line)
+            lines.append(f"{label(found.status)}: {line}" if number == 0 else line)
     lines.append(count_line(result.recipes))
     lines += real_lines(result.real, verbose)
     return "\n".join(lines) + "\n"
@@ -194,8 +209,8 @@ _LISTING_LEFT_OUT = "  - _List left out to fit the size limit; `--format json` l
 
 def _group_head(found: DiffGroup) -> str:
     if len(found.recipes) == 1:
-        return f"- **{found.status}** — {code(found.first.label)}: {code(group_words(found))}"
-    return f"- **{found.status}** — {_recipes(len(found.recipes))}: {code(group_words(found))}"
+        return f"- **{label(found.status)}** — {code(found.first.label)}: {code(group_words(found))}"
+    return f"- **{label(found.status)}** — {_recipes(len(found.recipes))}: {code(group_words(found))}"
 
 
 def _listing(found: DiffGroup) -> list[str]:
@@ -218,7 +233,7 @@ def markdown_groups(found: Sequence[DiffGroup], dropped: set = frozenset()) -> l
         lines.append(_group_head(one))
         lines += [_LISTING_LEFT_OUT] if ("recipes", number) in dropped else _listing(one)
     if left_out:
-        statuses = ", ".join(f"{sum(1 for one in left_out if one.status == status)} {status}"
+        statuses = ", ".join(f"{sum(1 for one in left_out if one.status == status)} {label(status)}"
                              for status in dict.fromkeys(one.status for one in left_out))
         lines.append(f"- … {plural(len(left_out), 'group')} of {_recipes(sum(len(g.recipes) for g in left_out))} "
                      f"({statuses}) left out to stay under the size limit; `--format json` lists every recipe")
@@ -247,6 +262,8 @@ def recipe_data(diff: RecipeDiff) -> dict[str, Any]:
         data["error"] = diff.error
     if diff.base_error is not None:
         data["base_error"] = diff.base_error
+    if diff.reason is not None:
+        data["reason"] = diff.reason
     data["changes"] = [{"attribute": c.attribute, "before": c.before, "after": c.after} for c in diff.changes]
     return data
 
@@ -327,7 +344,8 @@ def builds_data(builds) -> dict[str, Any] | None:
     return {
         "checked": builds.checked,
         "allow_broken": builds.allow_broken,
-        "counts": counts(builds.recipes),
+        "counts": {status: number for status, number in counts(builds.recipes).items()
+                   if status != "changed_untold"},  # migrate's check reads no file's meaning
         "recipes": [recipe_data(diff) for diff in builds.recipes if diff.status != "same"],
         "groups": groups_data([d for d in builds.recipes if d.status != "same"], builds.keys),
         "notes": list(builds.notes),

@@ -16,17 +16,41 @@
 # and the operating system are (pinshift.checks.nix_process). It is still complete: the recipe's `builtins` is
 # a set whose `builtins` is itself, every `__name` primop is the shadowed set's `name` (the list is read from
 # `builtins.attrNames builtins`), `getEnv` is "" and `currentTime` 0.
-{ universe, roots, secret ? "" }:
+{ universe, roots, secret ? "", unwritten ? { } }:
 let
   b = builtins;
-  lib = import ./lib.nix { isSymbol = nodes.isSymbol; };
+  lib = import ./lib.nix { isSymbol = nodes.isSymbol; inherit importer; inherit (nodes) listOps; };
   nodes = import ./nodes.nix { inherit universe lib roots importer; nodesFile = toString ./nodes.nix; };
 
   traced = what: p: value: b.trace (b.toJSON [ secret what (toString p) ]) value;
-  importer = p: if nodes.isSymbol p then importSymbol p else traced "read" p (b.scopedImport scope p);
+  importer = p:
+    if nodes.isSymbol p then importSymbol p
+    else if fetched p then cannotTell "it imports ${p}, a file of a fetched source, which the stand-in does not read"
+    else if unwrittenWhy p != null then traced "read" p (cannotTell "it reads ${toString p}, ${unwrittenWhy p}")
+    else traced "read" p (b.scopedImport scope p);
+
+  # why an entry of the tree (or the folder it is in) was not written: a symbolic link, a submodule
+  unwrittenWhy = p:
+    let
+      text = toString p;
+      up = t: if t == "/" || t == "." || t == "" then null else if unwritten ? ${t} then unwritten.${t} else up (dirOf t);
+    in
+    if unwritten == { } || !(b.isPath p || b.isString p) then null else up text;
+
+  # A recipe the stand-in cannot evaluate for a reason of its own (a fetched source, a builtin that needs the
+  # network or a store): the reason is traced after `secret` (which no recipe can forge) and thrown; pinshift
+  # reports the recipe as `cannot tell` when Nix's error is that message (pinshift.checks.evaluation).
+  cannotTell = reason:
+    b.trace (b.toJSON [ secret "cannot" reason ]) (b.throw "pinshift's stand-in cannot tell what this builds: ${reason}");
+  # a path into a fetched source: a symbolic value, or a string made of one (`"${fetchTarball …}/x.nix"`)
+  fetched = p: nodes.isSymbol p || (b.isString p && lib.hasPrefix "«" p);
+  reading = what: read: p:
+    if fetched p then cannotTell "it reads ${toString p}, a file of a fetched source, which the stand-in does not read"
+    else if unwrittenWhy p != null then traced what p (cannotTell "it reads ${toString p}, ${unwrittenWhy p}")
+    else traced what p (read p);
 
   fetcher = name: arg: nodes.symbol [ "builtins" name ] arg;
-  unavailable = name: _: b.throw "builtins.${name} is not available in pinshift's stand-in nixpkgs (nothing is fetched)";
+  unavailable = name: _: cannotTell "builtins.${name} needs the network or a Nix store, which the stand-in does not use";
 
   overrides = {
     import = importer;
@@ -40,9 +64,9 @@ let
     getFlake = unavailable "getFlake";
     derivation = attrs: nodes.symbol [ "derivation" ] attrs;
     derivationStrict = attrs: nodes.symbol [ "derivation" ] attrs;
-    readFile = p: traced "read" p (b.readFile p);
-    pathExists = p: traced "exists" p (b.pathExists p);
-    readDir = p: traced "readdir" p (b.readDir p);
+    readFile = reading "read" b.readFile;
+    pathExists = reading "exists" b.pathExists;
+    readDir = reading "readdir" b.readDir;
     path = args: if b.isAttrs args then args.path else args;
     filterSource = f: p: p;
     getEnv = _: "";
@@ -50,19 +74,20 @@ let
     currentTime = 0;
     nixPath = [ ];
     findFile = scope.__findFile;
+    inherit (nodes.listOps) filter map concatMap;
     storePath = unavailable "storePath";
   };
   shadowed = b // overrides // { builtins = shadowed; };
   # `__getEnv`, `__readFile`, `__currentTime`, …: every primop's other name is the shadowed one
   underscored = b.listToAttrs (map (name: { name = "__${name}"; value = shadowed.${name}; }) (b.attrNames shadowed));
   scope = underscored // {
-    inherit (overrides) import scopedImport fetchTarball fetchGit fetchTree fetchMercurial derivation derivationStrict;
+    inherit (overrides) import scopedImport fetchTarball fetchGit fetchTree fetchMercurial derivation derivationStrict map;
     builtins = shadowed;
     __nixPath = [ ];
     __findFile = path: name:
       if name == "nixpkgs" then nodes.symbol [ "<nixpkgs>" ]
       else if name == "nixpkgs/lib" then nodes.symbol [ "<nixpkgs/lib>" ]
-      else b.throw "<${name}>: pinshift's stand-in has no search path (NIX_PATH is empty); only <nixpkgs> stands in";
+      else cannotTell "<${name}> is looked up on NIX_PATH, which is the machine's (only <nixpkgs> stands in)";
   };
 
   # what `import`ing a symbolic value gives: the stand-in nixpkgs for a pin of nixpkgs
@@ -73,11 +98,15 @@ let
       given = if b.isString call then { url = call; } else if b.isAttrs call && !(nodes.isSymbol call) then call else { };
       url = toString (given.url or "");
       nixpkgs = (given.repo or "") == "nixpkgs" || b.match ".*/nix(pkgs|os)[^/]*(/.*)?" url != null;
+      source = lib.concatStringsSep " " ([ (lib.concatStringsSep "." i.path) ]
+        ++ lib.optional (url != "") url
+        ++ lib.optional (given ? owner || given ? repo) "github:${toString (given.owner or "?")}/${toString (given.repo or "?")}"
+        ++ lib.optional (given ? rev || given ? tag) (toString (given.rev or given.tag)));
     in
     if i.path == [ "<nixpkgs>" ] then standin { rev = null; source = "<nixpkgs>"; hash = null; }
-    else if i.path == [ "<nixpkgs/lib>" ] then lib
+    else if i.path == [ "<nixpkgs/lib>" ] then nodes.libOf nodes.symbol
     else if nixpkgs then standin (pinOf given)
-    else b.throw "pinshift's stand-in can import nixpkgs only, not ${lib.concatStringsSep "." i.path} ${url}";
+    else cannotTell "it imports a fetched source (${source}), which the stand-in does not read (it imports nixpkgs only)";
 
   pinOf = given:
     let

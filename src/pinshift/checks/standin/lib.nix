@@ -4,13 +4,14 @@
 #
 # `isSymbol` tells a symbolic value (a node) from a real one: a condition the stand-in cannot know
 # (the caller's `config.cudaSupport` in a Flox recipe) counts as true in the `optional…` family.
-{ isSymbol }:
+{ isSymbol, importer ? builtins.import, listOps ? { inherit (builtins) filter map concatMap; } }:
 let
   b = builtins;
   truth = c: if isSymbol c then true else c;
 
   lists = rec {
-    inherit (b) elem elemAt filter head tail length map concatLists genList sort all any;
+    inherit (b) elem elemAt head tail length concatLists genList sort all any;
+    inherit (listOps) filter map;  # a symbolic list's item records them (nodes.nix)
     foldl' = b.foldl';
     foldl = op: nul: list: b.foldl' op nul list;
     foldr = op: nul: list:
@@ -19,9 +20,9 @@ let
     optionals = cond: xs: if truth cond then xs else [ ];
     toList = x: if b.isList x then x else [ x ];
     singleton = x: [ x ];
-    concatMap = f: list: b.concatLists (b.map f list);
-    flatten = x: if b.isList x then concatMap flatten x else [ x ];
-    remove = e: b.filter (x: x != e);
+    inherit (listOps) concatMap;
+    flatten = x: if b.isList x then b.concatLists (b.map flatten x) else [ x ];
+    remove = e: filter (x: x != e);
     count = pred: b.foldl' (c: x: if pred x then c + 1 else c) 0;
     findFirst = pred: default: list: let found = b.filter pred list; in if found == [ ] then default else b.head found;
     last = list: b.elemAt list (b.length list - 1);
@@ -33,13 +34,13 @@ let
     range = first: last: if first > last then [ ] else b.genList (n: first + n) (last - first + 1);
     reverseList = list: let len = b.length list; in b.genList (n: b.elemAt list (len - n - 1)) len;
     unique = b.foldl' (acc: e: if b.elem e acc then acc else acc ++ [ e ]) [ ];
-    intersectLists = e: b.filter (x: b.elem x e);
-    subtractLists = e: b.filter (x: !(b.elem x e));
+    intersectLists = e: filter (x: b.elem x e);
+    subtractLists = e: filter (x: !(b.elem x e));
     imap0 = f: list: b.genList (n: f n (b.elemAt list n)) (b.length list);
     imap1 = f: list: b.genList (n: f (n + 1) (b.elemAt list n)) (b.length list);
     zipListsWith = f: fst: snd: b.genList (n: f (b.elemAt fst n) (b.elemAt snd n))
       (if b.length fst < b.length snd then b.length fst else b.length snd);
-    partition = pred: list: { right = b.filter pred list; wrong = b.filter (x: !(pred x)) list; };
+    partition = pred: list: { right = filter pred list; wrong = filter (x: !(pred x)) list; };
     groupBy = pred: b.foldl' (r: e: let key = pred e; in r // { ${key} = (r.${key} or [ ]) ++ [ e ]; }) { };
     naturalSort = b.sort b.lessThan;
     intersperse = separator: list:
@@ -177,6 +178,38 @@ let
     importTOML = path: b.fromTOML (b.readFile path);
   };
 
+  # `lib.platforms.*` are lists of systems, as nixpkgs' lib/systems/doubles.nix makes them (`linux ++ darwin`)
+  platforms = let
+    all = [
+      "aarch64-linux" "armv5tel-linux" "armv6l-linux" "armv7a-linux" "armv7l-linux" "i686-linux" "loongarch64-linux"
+      "m68k-linux" "microblaze-linux" "microblazeel-linux" "mips-linux" "mips64-linux" "mips64el-linux" "mipsel-linux"
+      "powerpc-linux" "powerpc64-linux" "powerpc64le-linux" "riscv32-linux" "riscv64-linux" "s390-linux" "s390x-linux"
+      "x86_64-linux" "aarch64-darwin" "x86_64-darwin" "i686-freebsd" "x86_64-freebsd" "aarch64-freebsd" "i686-netbsd"
+      "x86_64-netbsd" "aarch64-netbsd" "i686-openbsd" "x86_64-openbsd" "x86_64-solaris" "i686-cygwin" "x86_64-cygwin"
+      "i686-windows" "x86_64-windows" "aarch64-windows" "wasm32-wasi" "wasm64-wasi" "javascript-ghcjs" "aarch64-genode"
+      "i686-genode" "x86_64-genode" "x86_64-redox" "aarch64-none" "arm-none" "avr-none" "i686-none" "x86_64-none"
+      "riscv32-none" "riscv64-none" "powerpc-none" "msp430-none" "or1k-none" "m68k-none" "rx-none" "s390-none"
+      "s390x-none" "vc4-none" "mmix-mmixware"
+    ];
+    by = pattern: b.filter (system: b.match pattern system != null) all;
+  in {
+    inherit all;
+    none = [ ];
+    linux = by ".*-linux"; darwin = by ".*-darwin"; freebsd = by ".*-freebsd"; netbsd = by ".*-netbsd";
+    openbsd = by ".*-openbsd"; illumos = by ".*-solaris"; cygwin = by ".*-cygwin"; windows = by ".*-windows";
+    wasi = by ".*-wasi"; genode = by ".*-genode"; redox = by ".*-redox"; ghcjs = by ".*-ghcjs"; embedded = by ".*-none";
+    unix = by ".*-(linux|darwin|freebsd|netbsd|openbsd|solaris|cygwin|redox)"; gnu = by ".*-linux";
+    x86_64 = by "x86_64-.*"; i686 = by "i686-.*"; x86 = by "(x86_64|i686)-.*"; aarch64 = by "aarch64-.*";
+    arm = by "arm.*"; aarch = by "(aarch64|arm).*"; mips = by "mips.*"; mips64 = by "mips64.*"; riscv = by "riscv.*";
+    riscv32 = by "riscv32-.*"; riscv64 = by "riscv64-.*"; power = by "powerpc.*"; s390 = by "s390.*";
+    s390x = by "s390x-.*"; loongarch64 = by "loongarch64-.*"; m68k = by "m68k-.*"; microblaze = by "microblaze.*";
+    wasm32 = by "wasm32-.*"; wasm64 = by "wasm64-.*"; js = by "javascript-.*"; or1k = by "or1k-.*"; avr = by "avr-.*";
+    mmix = by "mmix-.*"; rx = by "rx-.*"; vc4 = by "vc4-.*"; littleEndian = by "(x86_64|i686|aarch64|arm|riscv|powerpc64le|mipsel|mips64el|loongarch64).*";
+    bigEndian = by "(powerpc-|powerpc64-|mips-|mips64-|s390|m68k).*";
+    mesaPlatforms = [ "i686-linux" "x86_64-linux" "x86_64-darwin" "armv5tel-linux" "armv6l-linux" "armv7l-linux"
+      "armv7a-linux" "aarch64-linux" "powerpc64le-linux" "aarch64-darwin" "riscv64-linux" ];
+  };
+
   versions = {
     splitVersion = b.splitVersion;
     major = v: b.elemAt (b.splitVersion v) 0;
@@ -196,12 +229,12 @@ let
       else if b.isFunction result then { __functor = self: result; override = newArgs: makeOverridable f (overrideWith newArgs); }
       else result;
     callPackageWith = autoArgs: fn: args:
-      let f = if trivial.isFunction fn then fn else b.import fn; in
+      let f = if trivial.isFunction fn then fn else importer fn; in
       makeOverridable f (b.intersectAttrs (trivial.functionArgs f) autoArgs // args);
   };
 in
 lists // strings // attrsets // trivial // overridable // {
-  inherit lists strings attrsets trivial versions;
+  inherit lists strings attrsets trivial versions platforms;
   inherit (versions) splitVersion;
   inherit (b) compareVersions;
   fileset = { };

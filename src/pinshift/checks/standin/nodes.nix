@@ -46,8 +46,34 @@ let
   # the same attribute set every node has: a value per universe name
   over = make: b.listToAttrs (b.map (n: { name = n; value = make n; }) universe);
 
+  # `lib` of a root: the stand-in's functions, and the records nixpkgs types (lists, strings, sets), so that
+  # `platforms.linux ++ platforms.darwin`, `"${maintainer.email}"` and `teams.cuda.members ++ [ … ]` work
+  libOf = symbol:
+    let
+      record = group: fields: symbol [ "lib" group ] // over (n: symbol [ "lib" group n ] // fields n);
+      text = group: n: field: symbolText [ "lib" group n field ];
+    in
+    symbol [ "lib" ] // lib // {
+      licenses = record "licenses" (n: {
+        shortName = text "licenses" n "shortName"; spdxId = text "licenses" n "spdxId";
+        fullName = text "licenses" n "fullName"; url = text "licenses" n "url";
+        free = b.match "unfree.*" n == null; redistributable = b.match "unfree.*" n == null; deprecated = false;
+      });
+      maintainers = record "maintainers" (n: {
+        name = text "maintainers" n "name"; email = text "maintainers" n "email";
+        github = text "maintainers" n "github"; matrix = text "maintainers" n "matrix";
+      });
+      teams = record "teams" (n: {
+        members = [ (symbol [ "lib" "teams" n "members" ]) ]; scope = text "teams" n "scope";
+        shortName = text "teams" n "shortName";
+      });
+      systems = symbol [ "lib" "systems" ] // { doubles = lib.platforms; flakeExposed = lib.platforms.linux ++ lib.platforms.darwin; };
+    };
+
+  # a list attribute is a one-element list whose element stands for every item (`item`): `filter` and `map`
+  # over it record what was done (listOps), so `filter (d: …)` and `map (d: if … then custom else d)` differ
   typed = symbol: path: n:
-    if listAttrs ? ${n} then [ (symbol (path ++ [ n ])) ]
+    if listAttrs ? ${n} then [ (symbol (path ++ [ n ])).__pinshift.asItem ]
     else if stringAttrs ? ${n} then symbolText (path ++ [ n ])
     else symbol (path ++ [ n ]);
 
@@ -70,6 +96,8 @@ let
     root = null;  # the root node (the package set a recipe imported); null: this node is a root
     config = { };  # the root's config
     given = null;  # the root's config as the recipe gave it (the pin's record)
+    item = false;  # it stands for every item of a symbolic list
+    ops = [ ];  # what `filter`/`map` did to those items, in order ("filter", "map")
   };
 
   node = a0:
@@ -83,6 +111,9 @@ let
       childOf = n:
         if isRoot && packageSet n then
           let interp = b.substring 0 (b.stringLength n - 8) n; in (if self ? ${interp} then self.${interp} else symbol [ interp ]).pkgs
+        # a package's list and string attributes have those types (`pkg.propagatedBuildInputs`, `stdenv.cc.version`,
+        # `meta.platforms`), as `old.…` has in overrideAttrs; the root's children are packages and sets
+        else if !isRoot && (listAttrs ? ${n} || stringAttrs ? ${n}) then typed symbol a.path n
         else node { path = a.path ++ [ n ]; inherit pin; root = rootNode; setResults = if isRoot then [ ] else folded.results; };
       base = over childOf;
 
@@ -136,13 +167,16 @@ let
             };
           in result;
         out = self;
-        outPath = symbolText a.path;
+        outPath = textOf a;
         type = "derivation";
       };
 
+      # a fetcher's result keeps what it was given, as nixpkgs' passthru does (`"${cutlass-src.rev}"`)
+      called = a.history != [ ] && (lib.last a.history) ? call && b.isAttrs (lib.last a.history).call;
       visible = {
         inherit (current) pname version name src meta passthru;
-      } // (if interpreter a.path then {
+      } // (if called then { inherit (current) rev tag owner repo url hash sha256; } else { })
+        // (if interpreter a.path then {
         pkgs = node {
           path = [ "${b.head a.path}Packages" ]; inherit pin; root = rootNode;
           exts = (rootNode.pythonPackagesExtensions or [ ]) ++ a.pkgsExts;
@@ -150,7 +184,7 @@ let
       } else { });
 
       rootDefaults = if !isRoot then { } else {
-        lib = symbol [ "lib" ] // lib;
+        lib = libOf symbol;
         config = a.config;
         pkgs = self;
         pythonPackagesExtensions = [ ];
@@ -177,6 +211,10 @@ let
         inherit (a) path history explicit args setResults;
         inherit pin finalAttrs current;
         reseal = setResults: with' { sealed = b.length a.history; inherit setResults; };
+        inherit (a) item ops;
+        label = labelOf a;
+        asItem = with' { item = true; };
+        withOp = op: with' { ops = a.ops ++ [ op ]; };
         compact = let value = compactOf a; in b.deepSeq value value;
         summary = summaryOf a pin current;
       };
@@ -208,7 +246,7 @@ let
 
   showSymbol = depth: deep: v:
     let
-      own = if deep then v.__pinshift.compact else symbolText v.__pinshift.path;
+      own = if deep then v.__pinshift.compact else "«${v.__pinshift.label}»";
       extras = b.filter (n: n != "__pinshift" && !(standinAttribute v n)) (b.attrNames v);
     in
     if extras == [ ] then own
@@ -221,7 +259,7 @@ let
     { ${kind} = if b.isAttrs value && !(isSymbol value) then b.attrNames value else show 1 true value; };
 
   compactOf = a:
-    if a.history == [ ] then symbolText a.path
+    if a.history == [ ] then "«${labelOf a}»"
     else if b.length a.history == 1 && (b.head a.history) ? call then { ${pathText a.path} = show 1 true (b.head a.history).call; }
     else showAttrs a.explicit // (if a.args == { } then { } else { override = show 1 true a.args; }) // {
       package = pathText a.path;
@@ -245,11 +283,60 @@ let
       overrides = b.map entry (lib.drop a.sealed a.history);
     };
 
+  # a symbolic value's name: its path, then what `filter`/`map` did to it (`«….propagatedBuildInputs | map»`)
+  labelOf = a: pathText a.path + b.concatStringsSep "" (b.map (op: " | ${op}") a.ops);
+
+  # what a symbolic value is as a string (`"${cutlass-src}"`): its name, and what its calls and overrides were
+  # given, so that a string keeps them (`«fetchFromGitHub { owner = "NVIDIA"; … rev = "v3.1.0"; }»`); a long one
+  # by a digest of them
+  # (`passthru` and `meta` left out: they are not part of a derivation, and may name the package itself)
+  textOf = a:
+    let
+      one = b.length a.history == 1 && (b.head a.history) ? call;
+      call = (b.head a.history).call;
+      outside = v: if b.isAttrs v && !(isSymbol v) then b.removeAttrs v [ "passthru" "meta" ] else v;
+      given =
+        if a.history == [ ] then null
+        else nixText (if one then show 1 true (outside call) else compactOf (a // { explicit = outside a.explicit; }));
+    in
+    if given == null then "«${labelOf a}»"
+    else if b.stringLength given <= 300 then "«${labelOf a} ${given}»"
+    else "«${labelOf a} #${b.substring 0 12 (b.hashString "sha256" given)}»";
+
+  # a shown value (plain JSON values) as Nix writes it; symbolic strings as they are
+  nixText = v:
+    if b.isString v then (if lib.hasPrefix "«" v then v else b.toJSON v)
+    else if b.isList v then "[ ${b.concatStringsSep " " (b.map nixText v)} ]"
+    else if b.isAttrs v then "{ ${b.concatStringsSep "" (b.map (n: "${n} = ${nixText v.${n}}; ") (firstNames (b.attrNames v)))}}"
+    else b.toJSON v;
+
+  # what says most about a fetched source first, as pinshift.checks.build_changes.nix_like writes it
+  firstNames = names:
+    let first = [ "owner" "repo" "rev" "tag" "url" "version" "package" ]; in
+    b.filter (n: b.elem n names) first ++ b.filter (n: !(b.elem n first)) names;
+
+  # `filter` and `map` for a list that may hold a symbolic list's item: the item keeps what was done to it
+  isItem = v: isSymbol v && v.__pinshift.item;
+  listOps = {
+    filter = f: list: b.concatMap (e:
+      if isItem e then let kept = f e; in [ (e.__pinshift.withOp (if isSymbol kept || kept then "filter" else "filter (none kept)")) ]
+      else if f e then [ e ] else [ ]) list;
+    map = f: b.map (e:
+      if isItem e then let r = f e; in if sameItem r e then e.__pinshift.withOp "map" else r
+      else f e);
+    concatMap = f: b.concatMap (e:
+      if isItem e then let r = f e; in if b.isList r && b.length r == 1 && sameItem (b.head r) e then [ (e.__pinshift.withOp "map") ] else r
+      else f e);
+  };
+  # the item itself, as a function given it returned it (`d: … else d`)
+  sameItem = r: e: isItem r && r.__pinshift.path == e.__pinshift.path && r.__pinshift.ops == e.__pinshift.ops
+    && r.__pinshift.history == e.__pinshift.history;
+
   # a typed symbolic set: `config` of a caller's nixpkgs (`config.cudaCapabilities` is a list)
   typedSet = path: pin: over (typed (p: node { path = p; inherit pin; }) path);
 in
 {
-  inherit node isSymbol show typedSet platform;
+  inherit node isSymbol show typedSet platform libOf listOps;
   root = { pin, config, given ? null, overlays ? [ ] }: node { inherit pin config given; exts = overlays; };
   symbol = path: node { inherit path; };
   summarise = value: if isSymbol value then value.__pinshift.summary else { value = show 0 true value; };
