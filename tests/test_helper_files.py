@@ -212,7 +212,9 @@ def test_diff_and_the_build_check_evaluate_recipes_and_read_helpers_through_them
     assert result.exit_code == 0, result
     recipes = {r["path"]: r["status"] for r in json.loads(result.stdout)["recipes"]}
     assert recipes == {f".flox/pkgs/vllm-python313-cuda12_9-{name}.nix": status for name, status in (
-        ("sm90-avx512", "changed"), ("sm100-avx512", "changed"), ("sm90-armv9", "same"), ("sm120-avx2", "same"))}
+        ("sm90-avx512", "changed"), ("sm100-avx512", "changed"), ("sm90-armv9", "changed_untold"), ("sm120-avx2", "changed_untold"))}
+    # the other two read the changed table but select an entry that did not change: the stand-in evaluates them
+    # alike, and a file they read changed in meaning, so diff cannot say `same` (issue 41)
 
 
 def test_imports_outside_the_tree_or_computed_name_no_file_and_change_nothing(run_cli, tmp_path):
