@@ -22,6 +22,12 @@ column (header `Branch`, case-insensitive, or `branch-column`):
   `base`" self-reference in a heading or paragraph names `target`.
 
 `base` and `target` are usually `{base}` and `{target}`: the migration's actual branches.
+A cell's value (and `revision`) may be a fact, `{facts.version}`, `{facts.pin}`, `{facts.revision}`,
+`{facts.python}`, `{facts.cuda}`, `{facts.gpus}`, `{facts.variants}`: what the branch's recipes say after the
+steps, filled by migrate (`?` when nothing states it). A typed value in a column whose header names a fact
+(`Nixpkgs Pin`, `Python`, `CUDA`, `GPU`, `Variants`, `Version`) or a package (`PyTorch`: its version), and a
+typed `revision`, are checked against the facts: contradicted, no branch is made; not checkable (`Min
+Driver`), the report names it unchecked (docs/doc-steps.md).
 
 A branch name or a value is written for where it stands (pinshift.languages.markdown_escape): inside a code
 span the span is rebuilt with a backtick run longer than any inside, in a link address it is percent-encoded,

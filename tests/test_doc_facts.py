@@ -225,3 +225,14 @@ def test_show_prints_facts_as_written(run_cli):
     assert shown.exit_code == 0, shown
     assert re.search(r'^  revision +=  ?"\{facts\.revision\}"$', shown.stdout, re.M), shown.stdout
     assert 'PyTorch = "{facts.version}"' in shown.stdout and "2.10.0" not in shown.stdout
+
+
+def test_apply_refuses_a_fact(tmp_path, run_cli):
+    """apply edits files on disk, on no branch: no fact to fill, so `{facts.…}` is a usage error, nothing written."""
+    readme = tmp_path / "README.md"
+    readme.write_text("| Branch | PyTorch |\n|---|---|\n| a | 2.9.1 |\n")
+    result = run_cli("apply", "readme-branch-table", "README.md", "--set", "base=a", "--set", "target=b",
+                     "--set", "columns.PyTorch={facts.version}", cwd=tmp_path)
+    assert_one_line_error(result, 2, "readme-branch-table: 'columns': {facts.version} is a fact of a branch's "
+                          "recipes after a migration's steps, and apply runs on no branch: write the value itself")
+    assert readme.read_text() == "| Branch | PyTorch |\n|---|---|\n| a | 2.9.1 |\n"
