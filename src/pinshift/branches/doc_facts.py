@@ -13,7 +13,9 @@ held to those facts (docs/doc-steps.md#facts-instead-of-typed-values).
    parameters checked again by the kind, and every typed value judged: one the facts contradict stops the run
    (StepFailed, exit 1, no branch: the value, the fact and where it came from), one no fact can check is named
    `unchecked` in the step's notes (text, Markdown and JSON reports, and the summary);
-4. the recipe is planned again with the filled parameters (the plan memo makes the steps without facts hits).
+4. the steps with facts are planned with the filled parameters on the tree the others leave (`PlannedTree`):
+   when they come last, as a README step does, every file is planned once; a step without facts after one
+   with facts has the whole recipe planned again.
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ def plan_with_facts(migration, tree) -> Plan:
     with_facts = any(step.facts for step, _, _ in migration.steps[first - 1:])
     before = [entry for number, entry in enumerate(migration.steps, 1) if number < first or not entry[0].facts]
     planned = plan_recipe(tree, migration.recipe, before, options.run, first) if len(before) >= first else None
+    last = max((number for number, (step, _, _) in enumerate(migration.steps, 1) if not step.facts), default=0)
+    trailing = all(number > last for number, (step, _, _) in enumerate(migration.steps, 1)
+                   if number >= first and step.facts)
     facts, notes = _facts(migration, tree, planned)
     values = {name: fact.shown for name, fact in facts.items()}
     aliases = {facts[name].value for name in ("package", "attribute") if name in facts and facts[name].value}
@@ -50,12 +55,52 @@ def plan_with_facts(migration, tree) -> Plan:
         _fill(migration, number, facts, values, aliases)
     if notes:
         migration.notes.setdefault(first, [])[:0] = notes
-    if with_facts or planned is None:
+    if planned is not None:
+        for step in planned.steps:  # only titles and messages took facts there: those steps' plans stand
+            recipe_step = migration.steps[step.index - 1][0]
+            step.title, step.message, step.total = recipe_step.title, recipe_step.message, len(migration.steps)
+    if not with_facts:
+        return planned
+    if planned is None or not trailing:  # a step after a step with facts: the whole recipe again
         return plan_recipe(tree, migration.recipe, migration.steps, options.run, first)
-    for step in planned.steps:  # only titles and messages took facts: the plan stands
-        recipe_step = migration.steps[step.index - 1][0]
-        step.title, step.message = recipe_step.title, recipe_step.message
+    rest = plan_recipe(PlannedTree(tree, planned), migration.recipe, migration.steps, options.run, max(first, last + 1))
+    planned.steps += rest.steps  # the steps with facts come last: planned once, on the tree the others leave
+    planned.notes += [note for note in rest.notes if note not in planned.notes]
     return planned
+
+
+class PlannedTree:
+    """A commit's files as a Plan's steps leave them (a SourceTree, as pinshift.planning.runner reads one): a file
+    no step changed is the commit's (its blob id, for the plan memo), a changed one the last step's bytes."""
+
+    def __init__(self, tree, plan: Plan):
+        self.tree = tree
+        self.max_bytes = getattr(tree, "max_bytes", None)
+        self.changes: dict[str, bytes | None] = {}
+        self.modes: dict[str, str] = {}
+        for step in plan.steps:
+            for change in iter_tree_changes(step):
+                self.changes[change.path] = change.data
+                if change.mode is not None:
+                    self.modes[change.path] = change.mode
+
+    def paths(self) -> list[str]:
+        kept = [path for path in self.tree.paths() if self.changes.get(path, b"") is not None]
+        return sorted(set(kept) | {path for path, data in self.changes.items() if data is not None})
+
+    def read(self, path: str) -> bytes:
+        data = self.changes.get(path)
+        return data if data is not None else self.tree.read(path)
+
+    def mode(self, path: str) -> str | None:
+        if path in self.modes:
+            return self.modes[path]
+        hook = getattr(self.tree, "mode", None)
+        return hook(path) if hook is not None else None
+
+    def memo_id(self, path: str) -> str | None:
+        hook = getattr(self.tree, "memo_id", None)
+        return hook(path) if hook is not None and path not in self.changes else None
 
 
 def _facts(migration, tree, planned: Plan | None):

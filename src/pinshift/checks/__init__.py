@@ -2,7 +2,8 @@
 
 Facts (`facts`, `built`, `resolve`, `notation`: every notation with its source), `status` across branches and
 repositories, `branch_facts` (a planned branch's facts for `{facts.…}`, and typed values judged by them),
-`scan` (the variant matrix), `lint` (names against contents; `lint_references`: the reference graph's findings), `verify` (against a nixpkgs checkout), `alignment` (the one pin a branch uses),
+`scan` (the variant matrix), `lint` (names against contents; `lint_references`: the reference graph's findings),
+`verify` (against a nixpkgs checkout), `alignment` (the one pin a branch uses),
 `pin_inputs` (what steps ask of a nixpkgs clone or a sibling repository, answered before planning so steps
 stay pure), and what the recipes build: `evaluation` (the real nix-instantiate against the stand-in nixpkgs
 in `standin/`), `snapshots` (written by `tree_writer` through folder descriptors), `summary_memo`,
