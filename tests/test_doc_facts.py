@@ -236,3 +236,19 @@ def test_apply_refuses_a_fact(tmp_path, run_cli):
     assert_one_line_error(result, 2, "readme-branch-table: 'columns': {facts.version} is a fact of a branch's "
                           "recipes after a migration's steps, and apply runs on no branch: write the value itself")
     assert readme.read_text() == "| Branch | PyTorch |\n|---|---|\n| a | 2.9.1 |\n"
+
+
+def test_facts_are_what_the_recipes_say_after_every_step_without_facts(demo, tmp_path, run_cli):
+    """A README step placed first still writes the new pin: facts are read after every step whose parameters use
+    none (the recipe is then planned again, whole), and the commits keep the recipe's order."""
+    path = recipe(tmp_path, '"Nixpkgs Pin" = "{facts.pin}"')
+    text = open(path).read()
+    readme = text[text.index('[[steps]]\nkind = "readme-branch-table"'):]
+    first = text.index('[[steps]]\nkind = "pin-swap"')
+    open(path, "w").write(text[:first] + readme + "\n" + text[first:text.index(readme)])
+    result = run_cli("migrate", path, "--repo", str(demo))
+    assert result.exit_code == 0, result
+    assert git(demo, "log", "--format=%s", "pytorch-2.9..pytorch-facts").splitlines() == [
+        "Use python313Packages", "Pin nixpkgs", "README: PyTorch ? on 0182a36"]
+    assert f"| **`pytorch-facts`** ⬅️ | 2.9.1 | 12.9 | 9.13.0 | 3.13 | 550+ | [`0182a36`](https://github.com/NixOS/" \
+           f"nixpkgs/tree/{NEW_REV}) |" in git(demo, "show", "pytorch-facts:README.md")
