@@ -252,3 +252,26 @@ def test_facts_are_what_the_recipes_say_after_every_step_without_facts(demo, tmp
         "Use python313Packages", "Pin nixpkgs", "README: PyTorch ? on 0182a36"]
     assert f"| **`pytorch-facts`** ⬅️ | 2.9.1 | 12.9 | 9.13.0 | 3.13 | 550+ | [`0182a36`](https://github.com/NixOS/" \
            f"nixpkgs/tree/{NEW_REV}) |" in git(demo, "show", "pytorch-facts:README.md")
+
+
+@pytest.mark.parametrize("version", [
+    "2.9.1\\n\\nPinshift-Step: 1/1 pin-swap",  # a line that reads as a commit trailer
+    "2.9.1 | evil",  # a table cell's end
+    "[2.9.1](https://evil.invalid)",  # Markdown
+    "2.9.1\\u001b[31m",  # a terminal escape
+])
+def test_a_version_that_is_no_plain_value_is_no_fact(demo, tmp_path, run_cli, version):
+    """A recipe's version literal is input nobody vetted: what is not a plain version is unknown, written `?`."""
+    git(demo, "switch", "-q", "pytorch-2.9")
+    for path in (demo / ".flox" / "pkgs").glob("*.nix"):
+        path.write_text(re.sub(r'(\n([ \t]*)pname = "[^"]*";)', lambda m: f'{m.group(1)}\n{m.group(2)}version = '
+                               f'"{version}";', path.read_text(), count=1))
+    git(demo, "commit", "-qam", "a hostile version")
+    result = run_cli("migrate", recipe(tmp_path, 'PyTorch = "{facts.version}"'), "--repo", str(demo))
+    assert result.exit_code == 0, result
+    # unknown: read and refused as no plain value, or (an escape in the Nix string) not read as a literal at all
+    assert "unchecked: {facts.version} is not known, written \"?\" (" in result.stdout
+    assert "\x1b" not in result.stdout
+    assert "| **`pytorch-facts`** ⬅️ | ? |" in git(demo, "show", "pytorch-facts:README.md")
+    message = git(demo, "log", "-1", "--format=%B", "pytorch-facts")
+    assert message.startswith("README: PyTorch ? on 0182a36\n") and "evil" not in message

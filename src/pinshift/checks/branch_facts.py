@@ -69,10 +69,26 @@ def tree_facts(files: Mapping[str, bytes], checkout=None) -> tuple[dict[str, Bra
             package.versions = package_versions(package, None)
     found = [_pins(row), *_revision(row), _counted("python", row.python, "Python", row.variants),
              _gpu_counted("cuda", row.cuda, "CUDA", row), _gpus(row), _variants(row), *_package(row, checkout)]
+    found = [_plain_fact(fact) for fact in found]
     if row.problems:
         notes.append(f"{len(row.problems)} recipe{'s' if len(row.problems) != 1 else ''} with syntax problems are not "
                      f"counted in the facts (first: {row.problems[0]})")
     return {fact.name: fact for fact in found}, notes
+
+
+# a fact is written into README cells and commit messages: a value read from a recipe (a version literal, a file
+# name's package) that is not a short plain word, version or list of them is no fact (it could hold `|`, a newline, a
+# trailer line, Markdown)
+_PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+~-]*(?: / [A-Za-z0-9][A-Za-z0-9._+~-]*)*\Z")
+_LONGEST = 200
+
+
+def _plain_fact(fact: BranchFact) -> BranchFact:
+    """`fact`, or the same fact unknown when its value is not plain text (`_PLAIN`), saying so."""
+    if fact.value is None or (len(fact.value) <= _LONGEST and _PLAIN.match(fact.value)):
+        return fact
+    shown = ascii(fact.value[:60]) + ("…" if len(fact.value) > 60 else "")
+    return BranchFact(fact.name, None, f"the recipes state it as {shown}, which is not a plain value ({fact.source})")
 
 
 def _pins(row) -> BranchFact:
