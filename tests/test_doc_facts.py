@@ -275,3 +275,33 @@ def test_a_version_that_is_no_plain_value_is_no_fact(demo, tmp_path, run_cli, ve
     assert "| **`pytorch-facts`** ⬅️ | ? |" in git(demo, "show", "pytorch-facts:README.md")
     message = git(demo, "log", "-1", "--format=%B", "pytorch-facts")
     assert message.startswith("README: PyTorch ? on 0182a36\n") and "evil" not in message
+
+
+def test_python_constants_take_facts_and_typed_versions_are_checked(demo, tmp_path, run_cli, stub_nixpkgs):
+    """python-constant: `{facts.version}` is written into a smoke test; a typed `torch.__version__` the clone
+    contradicts makes no branch; a typed constant is named unchecked."""
+    clone, first, _ = stub_nixpkgs
+    git(demo, "switch", "-q", "pytorch-2.9")
+    (demo / "tests").mkdir()
+    (demo / "tests" / "smoke.py").write_text('EXPECTED = "2.9.0"\nassert torch.__version__ == "2.9.0"\n')
+    git(demo, "add", "-A")
+    git(demo, "commit", "-qm", "smoke test")
+
+    def with_constants(constants: str, asserted: str) -> str:
+        path = recipe(tmp_path, 'Python = "{facts.python}"', new=first)
+        with open(path, "a") as out:
+            out.write(f'\n[[steps]]\nkind = "python-constant"\ntitle = "Smoke test"\nfiles = ["tests/*.py"]\n'
+                      f'[steps.params.constants]\nEXPECTED = "{constants}"\n'
+                      f'[steps.params.asserts]\n"torch.__version__" = "{asserted}"\n')
+        return path
+
+    before = snapshot(demo)
+    refused = run_cli("migrate", with_constants("2.10.0", "2.10.0"), "--repo", str(demo), "--nixpkgs", str(clone))
+    assert_one_line_error(refused, 1, 'step 4/4 python-constant: asserts.torch.__version__ = "2.10.0", but the '
+                          "branch's recipes say version 2.9.1", "no branch made")
+    assert snapshot(demo) == before
+    made = run_cli("migrate", with_constants("2.10.0", "{facts.version}"), "--repo", str(demo), "--nixpkgs", str(clone))
+    assert made.exit_code == 0, made
+    assert 'note: step 4: unchecked: constants.EXPECTED = "2.10.0" (no fact of the recipes states it)' in made.stdout
+    assert git(demo, "show", "pytorch-facts:tests/smoke.py") == \
+        'EXPECTED = "2.10.0"\nassert torch.__version__ == "2.9.1"\n'
