@@ -114,8 +114,11 @@ def _facts(migration, tree, planned: Plan | None):
         return path.endswith(".nix") and matches(path, globs)
 
     files: dict[str, bytes | None] = {}
-    for path in tree.paths():
-        if wanted(path):
+    paths = [path for path in tree.paths() if wanted(path)]
+    if hasattr(tree, "contents"):  # a commit's files: one `git cat-file --batch` per chunk, links and large files out
+        files.update(tree.contents(paths))
+    else:
+        for path in paths:
             try:
                 files[path] = tree.read(path)
             except SkippedFile:
