@@ -26,6 +26,7 @@ from pinshift.demo.matrix import NEW_REV, OLD_REV, Variant, render_recipe
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = json.loads((ROOT / "docs" / "diff-schema.json").read_text())
 TARGET = "pytorch-2.10-cuda12_9"
+UNCHECKED = "unchecked: the real pins' versions and rebuilds (pass --nixpkgs DIR or set PINSHIFT_NIXPKGS)"
 
 
 def validate(text: str) -> dict:
@@ -76,14 +77,15 @@ def test_the_whole_seed_recipe_is_pin_package_set_and_its_marker_in_one_line(dem
         "changed: 66 recipes: nixpkgs 6a030d5 → 0182a36; python3Packages.torch → python313Packages.torch; "
         "postInstall: …echo 1 > $out/.metadata-rev → …echo 2 > $out/.metadata-rev; nothing else "
         "(first: .flox/pkgs/pytorch-python313-cpu-armv8_2.nix; --verbose lists all)\n"
-        "66 recipes: 66 changed\n")
+        "66 recipes: 66 changed\n"
+        f"{UNCHECKED}\n")
     assert result.stderr == ""
 
 
 def test_verbose_lists_every_recipe_of_a_group(demo, run_cli):
     result = run_cli("diff", "pytorch-2.9", TARGET, "--repo", str(demo), "--verbose")
     lines = result.stdout.splitlines()
-    assert lines[1].endswith("nothing else:") and len(lines) == 1 + 1 + 66 + 1
+    assert lines[1].endswith("nothing else:") and len(lines) == 1 + 1 + 66 + 1 + 1 and lines[-1] == UNCHECKED
     assert lines[2] == "  .flox/pkgs/pytorch-python313-cpu-armv8_2.nix"
 
 
@@ -96,7 +98,7 @@ def test_paths_limit_the_recipes_compared(demo, run_cli):
     same = run_cli("diff", TARGET, TARGET, ".flox/pkgs/pytorch-python313-darwin-mps.nix", "--repo", str(demo))
     assert same.exit_code == 0
     assert same.stdout.splitlines()[1:] == ["same: .flox/pkgs/pytorch-python313-darwin-mps.nix: build the same",
-                                            "1 recipe: 1 same"]
+                                            "1 recipe: 1 same", UNCHECKED]
 
 
 def test_markdown_and_an_output_file(demo, run_cli, tmp_path):
@@ -174,6 +176,7 @@ def test_the_text_report_groups_by_status_broken_first(statuses, run_cli):
         f"removed: 2 recipes: removed (first: {PKGS}/gone.nix; --verbose lists all)",
         f"same: {PKGS}/old-name.nix → {PKGS}/new-name.nix: build the same",
         "8 recipes: 2 broken, 1 fixed, 1 failing, 1 added, 2 removed, 1 same",
+        UNCHECKED,
     ]
 
 
@@ -184,7 +187,7 @@ def test_a_recipe_that_never_evaluated_is_not_a_regression(make_repo, run_cli):
     result = run_cli("diff", "main", "next", "--repo", str(root))
     assert result.exit_code == 0, result
     assert "failing: a.nix: fail on both sides (never evaluated, not a regression)" in result.stdout
-    assert result.stdout.endswith("2 recipes: 1 failing, 1 same\n")
+    assert result.stdout.endswith(f"2 recipes: 1 failing, 1 same\n{UNCHECKED}\n")
 
 
 def test_a_change_is_named_by_attribute_with_before_and_after(make_repo, run_cli):
@@ -344,12 +347,14 @@ def test_the_nested_self_reference_set_binding_writes_is_broken_with_infinite_re
 
 def test_the_schema_is_a_valid_json_schema_and_holds_the_report_to_it():
     jsonschema.Draft202012Validator.check_schema(SCHEMA)
-    valid = {"schema": "pinshift.diff/1", "base": {"ref": "a", "commit": "1" * 40}, "target": {"ref": "b", "commit": "2" * 40},
+    valid = {"schema": "pinshift.diff/2", "base": {"ref": "a", "commit": "1" * 40}, "target": {"ref": "b", "commit": "2" * 40},
              "counts": {s: 0 for s in ("broken", "changed", "fixed", "failing", "added", "removed", "same")},
              "recipes": [{"path": "x.nix", "status": "same", "changes": []}], "groups": [],
-             "evaluation": {"evaluated": 0, "remembered": 0, "calls": 0}}
+             "evaluation": {"evaluated": 0, "remembered": 0, "calls": 0},
+             "real": {"checked": False, "unchecked": ["the real pins: …"]}}
     jsonschema.validate(valid, SCHEMA)
-    for broken in ({**valid, "schema": "pinshift.diff/2"},
+    for broken in ({**valid, "schema": "pinshift.diff/1"},
+                   {**valid, "real": {"checked": False}},
                    {**valid, "recipes": [{"path": "x.nix", "status": "gone", "changes": []}]},
                    {**valid, "recipes": [{"path": "x.nix", "status": "same"}]},
                    {**valid, "extra": 1}):

@@ -189,7 +189,7 @@ def test_text_that_is_not_utf8_is_never_put_in_a_recipe(repo, run_cli):
     commit_on(repo, "target", {"pkgs/a.nix": (repo / "pkgs/a.nix").read_bytes().replace(b"Hello a", b"Hello \xff")})
     result = infer_ok(run_cli, repo)
     assert result.exit_code == 1, result
-    assert "no step could be inferred: no recipe written" in result.stderr
+    assert "no recipe written; every changed file is to edit by hand" in result.stderr
     assert result.stdout == ""
     assert "pkgs/a.nix:12: a line differs" in result.stderr
 
@@ -348,7 +348,7 @@ def test_the_same_residue_in_many_files_is_shown_once_and_counted(repo, run_cli)
     assert result.exit_code == 1
     assert "  pkgs/a.nix:7: a line differs (and 2 more files with the same difference)" in result.stderr
     assert "pkgs/b.nix:7" not in result.stderr
-    assert "no step could be inferred: no recipe written" in result.stderr
+    assert "no recipe written; every changed file is to edit by hand" in result.stderr
     output = infer_ok(run_cli, repo, "--verbose")
     assert "    also at:\n      pkgs/b.nix:7\n      pkgs/c.nix:7" in output.stderr
 

@@ -324,5 +324,7 @@ def test_a_new_file_that_is_no_copy_is_residue_not_a_clone_of_an_unrelated_recip
     root = shapes.make_repository(tmp_path / "repo", base, {f"{PKGS}/magma-cuda12_9-sm90-avx2.nix": magma}, "MAGMA")
     code, out, err = pinshift("infer", "base", "target", "--repo", str(root))
     assert code == 1 and out == ""
-    assert "no step could be inferred: no recipe written" in err
+    assert "no step reproduces a change byte for byte (each candidate changes what TARGET does not): no " \
+        "recipe written; every changed file is to edit by hand" in err
+    assert "edit by hand: 1 file a maintainer still edits (no step reproduces any of their changes" in err
     assert f"{PKGS}/magma-cuda12_9-sm90-avx2.nix: TARGET adds this file; no step creates it" in err

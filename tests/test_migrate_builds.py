@@ -65,7 +65,8 @@ def test_the_seed_shaped_migration_builds_a_new_pin_and_package_set_nothing_else
     assert result.exit_code == 0, result
     section = result.stdout.split("What the recipes build\n", 1)[1].split("\n\n", 1)[0]
     assert section == ("66 recipes: nixpkgs 6a030d5 → 0182a36; python3Packages.torch → python313Packages.torch; "
-                       "nothing else (first: .flox/pkgs/pytorch-python313-cpu-armv8_2.nix; --verbose lists all)")
+                       "nothing else (first: .flox/pkgs/pytorch-python313-cpu-armv8_2.nix; --verbose lists all)\n"
+                       "unchecked: the real pins' versions and rebuilds (pass --nixpkgs DIR or set PINSHIFT_NIXPKGS)")
     assert "warning:" not in result.stdout  # each step changed only what its kind declares
 
 
@@ -311,11 +312,11 @@ def test_the_section_shows_ten_groups_and_counts_the_rest(make_repo, run_cli, tm
              'old = "old"\nnew = "new"\n')
     args = ("migrate", recipe(tmp_path, steps), "--repo", str(root), "--from", "main", "--branch", "next", "--dry-run")
     section = run_cli(*args).stdout.split("What the recipes build\n", 1)[1].split("\n\n", 1)[0].splitlines()
-    assert len(section) == 11
+    assert len(section) == 12 and section[11].startswith("unchecked: the real pins' versions")
     assert section[0] == f"{PKGS}/r00.nix: value.description old 00 → new 00; nothing else"
     assert section[10] == "… and 2 more groups of 2 recipes (--verbose or --format json lists them)"
     verbose = run_cli(*args, "--verbose").stdout.split("What the recipes build\n", 1)[1].split("\n\n", 1)[0]
-    assert len(verbose.splitlines()) == 12
+    assert len(verbose.splitlines()) == 13
 
 
 def test_no_build_check_evaluates_nothing_and_the_report_says_so(make_repo, run_cli, tmp_path, monkeypatch):

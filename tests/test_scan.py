@@ -48,9 +48,10 @@ def test_scan_fixture_json_facts(run_cli):
         "pytorch-python313-cuda12_9-sm90-avx512", "1", "cudaPackages_12_9")
     helper = by_path["recipes/helper.nix"]
     assert helper["package_set"] is None and helper["pins"] == []
-    # drift: the Darwin recipe keeps the old pin and python3Packages; odd-name pins nothing: not drift
+    # drift: the Darwin recipe keeps the old pin and python3Packages; odd-name pins nothing (its own group)
     assert report["pin_drift"] == {"majority": NEW_REV, "count": 7, "groups": {NEW_REV: 7, OLD_REV: 1},
-                                   "others": {OLD_REV: ["recipes/pytorch-python313-darwin-mps.nix"]}}
+                                   "others": {OLD_REV: ["recipes/pytorch-python313-darwin-mps.nix"]}, "drift": True}
+    assert report["package_set_drift"]["drift"] is True and report["helpers"] == {}
     assert report["uses_caller_nixpkgs"] == ["recipes/odd-name.nix"]
     assert report["package_set_drift"]["others"] == {"python3Packages": ["recipes/pytorch-python313-darwin-mps.nix"]}
     pytorch = report["matrices"][0]
@@ -69,9 +70,10 @@ def test_scan_seed_tree_matrix(run_cli, seed_tree):
     assert sum(matrix["cells"].values()) == 66
     assert "sm61/12.9/avx512bf16" not in matrix["cells"] and matrix["cells"]["sm120/12.9/armv9"] == 1
     assert matrix["cells"]["darwin/-/-"] == 1 and "cpu/-/avx" not in matrix["cells"]
-    assert report["pin_drift"] == {"majority": OLD_REV, "count": 66, "groups": {OLD_REV: 66}, "others": {}}
+    assert report["pin_drift"] == {"majority": OLD_REV, "count": 66, "groups": {OLD_REV: 66}, "others": {},
+                                   "drift": False}
     assert report["package_set_drift"] == {"majority": "python3Packages", "count": 66,
-                                           "groups": {"python3Packages": 66}, "others": {}}
+                                           "groups": {"python3Packages": 66}, "others": {}, "drift": False}
 
 
 def test_scan_seed_tree_summarises_pin_drift_in_text(run_cli, seed_tree):

@@ -183,11 +183,15 @@ def test_nixpkgs_clone_gives_the_pytorch_version_of_each_pin(run_cli, make_repo,
     result = run_cli("status", "--repo", str(repo), "--nixpkgs", str(clone), "--format", "markdown")
     assert result.exit_code == 0, result
     package_column = [line.split(" | ")[3] for line in result.stdout.splitlines()[2:6]]
-    # both, elsewhere, new, old: each recipe's pin's torch, most recipes first (issue 33: no version stated)
+    # both, elsewhere, new, old: each recipe's torch at its pin, most recipes first (issue 33: no version stated);
+    # evaluated there (issue 40), but for the GPU recipes of `both`, which fail at the second pin (it renamed
+    # gpuTargets): they keep the static read of the pin, and a note counts them
     assert package_column == ["pytorch 2.10.0 (2) / 2.9.1 (1)", "pytorch ?[^2]", "pytorch 2.10.0", "pytorch 2.9.1"]
     assert result.stdout.splitlines()[2].split(" | ")[2] == f"`{second[:7]}` (2) / `{first[:7]}` (1)"
     assert result.stdout.endswith(f"- note: nixpkgs {OLD_REV[:12]} (repo@elsewhere) is not in {clone}; fetch it "
-                                  f"there (git -C {clone} fetch origin {OLD_REV})\n\n"
+                                  f"there (git -C {clone} fetch origin {OLD_REV})\n"
+                                  "- note: repo@both: 2 recipes fail at their real pins (pinshift diff --nixpkgs DIR "
+                                  "says where)\n\n"
                                   "[^1]: Python 3.13: read from the file names; python3Packages is the pin's default\n"
                                   f"[^2]: version ?: not stated in the recipes; nixpkgs {OLD_REV[:7]} is not in the "
                                   "--nixpkgs clone\n")
@@ -195,11 +199,17 @@ def test_nixpkgs_clone_gives_the_pytorch_version_of_each_pin(run_cli, make_repo,
     jsonschema.validate(report, SCHEMA)
     assert {r["branch"]: [p["pytorch"] for p in r["pins"]] for r in report["branches"]} == {
         "both": ["2.10.0", "2.9.1"], "elsewhere": [None], "new": ["2.10.0"], "old": ["2.9.1"]}
+    assert report["real"] == {"checked": True, "unchecked": []}
+    versions = {r["branch"]: [(v["version"], v["origin"], v["recipes"]) for v in r["packages"][0]["versions"]]
+                for r in report["branches"]}
+    assert versions == {"both": [("2.10.0", "pin", 2), ("2.9.1", "real", 1)], "elsewhere": [("?", None, 1)],
+                        "new": [("2.10.0", "real", 1)], "old": [("2.9.1", "real", 1)]}
 
 
 def test_nixpkgs_that_is_not_a_clone_is_one_line(run_cli, repos, tmp_path):
     result = run_cli("status", "--repo", str(repos[1]), "--nixpkgs", str(tmp_path))
-    assert_one_line_error(result, 2, "not a git repository; pass --nixpkgs a local clone of nixpkgs")
+    assert_one_line_error(result, 2, "not a git repository; pass --nixpkgs DIR (a local nixpkgs git clone) or set "
+                                     "PINSHIFT_NIXPKGS")
 
 
 # --- a branch that does not parse, or cannot be read ---------------------------------------------------

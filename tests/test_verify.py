@@ -163,7 +163,8 @@ def test_not_a_git_clone_is_a_usage_error(run_cli, tmp_path):
     (tmp_path / "plain").mkdir()
     result = run_cli("verify", str(tmp_path / "pkgs"), "--nixpkgs", str(tmp_path / "plain"))
     assert result.exit_code == 2
-    assert result.stderr == f"pinshift: error: {tmp_path / 'plain'}: not a git repository; pass --nixpkgs a local clone of nixpkgs\n"
+    assert result.stderr == (f"pinshift: error: --nixpkgs {tmp_path / 'plain'}: not a git repository; pass --nixpkgs DIR "
+                             "(a local nixpkgs git clone) or set PINSHIFT_NIXPKGS\n")
 
 
 def test_eval_first_revision_gives_pname_and_version(run_cli, nixpkgs, tmp_path):

@@ -7,7 +7,9 @@ repositories, `branch_facts` (a planned branch's facts for `{facts.…}`, and ty
 `pin_inputs` (what steps ask of a nixpkgs clone or a sibling repository, answered before planning so steps
 stay pure), and what the recipes build: `evaluation` (the real nix-instantiate against the stand-in nixpkgs
 in `standin/`), `snapshots` (written by `tree_writer` through folder descriptors), `summary_memo`,
-`build_changes`, `build_diff` (`pinshift diff`) and `build_check` (migrate's check after planning).
+`build_changes`, `build_diff` (`pinshift diff`) and `build_check` (migrate's check after planning); with a
+nixpkgs clone, at the real pins: `real_build` (each recipe evaluated at the commit it fetches, exported from the
+clone), `real_changes` (rebuild or not, broken, cannot tell), `real_check` (migrate) and `status_real`.
 `nix_process` owns how every Nix call runs (restricted, its own configuration and environment, no network,
 bounded), `scratch_dirs` the temporary folders a later run removes when their run died.
 

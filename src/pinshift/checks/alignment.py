@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pinshift.checks.branches import BranchRecipes, FactsCache, read_branches
-from pinshift.checks.matrix import aggregate, builds, majority_phrase
+from pinshift.checks.matrix import aggregate_builds, builds, majority_phrase
 from pinshift.errors import GitError, UsageError
 
 _REVISION = re.compile(r"[0-9a-fA-F]{7,40}\Z")
@@ -64,13 +64,13 @@ def branch_pin(branch: BranchRecipes, majority: bool, how_to_pick: str) -> Branc
     label = branch.label
     if branch.error:
         raise GitError(f"{label}: {branch.error}")
-    found = builds([f for f in branch.recipes if not f.problems])
+    found = [f for f in builds(branch.recipes) if not f.problems]
     if not found:
         broken = sum(1 for f in branch.recipes if f.problems)
         what = f"{broken} recipe files with syntax problems and no other" if broken else "no"
         raise UsageError(f"{label} ({branch.commit[:7]}) has {what} recipes in {', '.join(branch.globs)}; "
                          "nothing to take a pin from (name another branch, or its recipe files with 'files')")
-    agg = aggregate(found)
+    agg = aggregate_builds(found)
     groups = [(value, len(paths)) for value, paths in agg.pins.groups]
     if not groups:
         why = (f"its {len(agg.caller)} recipes use the caller's nixpkgs (Flox function arguments)" if agg.caller

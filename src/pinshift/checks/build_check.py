@@ -18,6 +18,8 @@ steps followed). Without nix-instantiate on PATH nothing is evaluated and the se
 
 from __future__ import annotations
 
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
+
 import fnmatch
 import re
 from collections.abc import Callable, Sequence
@@ -49,6 +51,8 @@ class BuildsCheck:
     allow_broken: bool = False
     broken: dict[int, list[RecipeDiff]] = field(default_factory=dict)  # step index -> the recipes it broke
     stats: EvaluationStats = field(default_factory=EvaluationStats)
+    # the start and the last tree at the real pins (--nixpkgs: pinshift.checks.real_check); None: not checked
+    real: list | None = None
 
 
 # --- what a step kind intends ---------------------------------------------------------------------------------------
@@ -156,10 +160,12 @@ def beyond_words(kind: str, changes: Sequence[Change], every: Sequence[Change] =
 
 
 def check_plan(tree, plan: Plan, intents: dict[int, tuple[str, ...] | None], allow_broken: bool = False,
-               note: Callable[[str], None] | None = None, nix: str | None = None, enabled: bool = True) -> BuildsCheck:
+               note: Callable[[str], None] | None = None, nix: str | None = None, enabled: bool = True,
+               nixpkgs=None) -> BuildsCheck:
     """Evaluate the start tree and the tree after each step of `plan`; refuse or warn on `plan`'s steps (new
     FileChanges appended, nothing else of the plan touched); the result is also `plan.builds`. `enabled` False
-    (--no-build-check): nothing evaluated, and the result says so."""
+    (--no-build-check): nothing evaluated, and the result says so. `nixpkgs` (a clone's folder): the start and the
+    last tree also at the real pins (pinshift.checks.real_check)."""
     if not enabled:
         result = BuildsCheck(False, notes=[TURNED_OFF], allow_broken=allow_broken)
         plan.builds = result
@@ -178,6 +184,12 @@ def check_plan(tree, plan: Plan, intents: dict[int, tuple[str, ...] | None], all
             states.append(scratch.after(f"step {step.index}", states[-1], writes) if writes else states[-1])
         wanted = [(state, state.nix_paths()) for state in _distinct(states)]
         evaluations = evaluate_snapshots(nix, memo, scratch, wanted, result.stats)
+        real = None
+        if nixpkgs is not None:
+            from pinshift.checks.real_build import evaluate_snapshots_real
+
+            real, _ = evaluate_snapshots_real(nixpkgs, nix, [(states[0], states[0].nix_paths()),
+                                                             (states[-1], states[-1].nix_paths())])
     memo.save()
     origin: dict[str, str] = {path: path for path in states[0].nix_paths()}
     for number, step in enumerate(plan.steps):
@@ -192,6 +204,14 @@ def check_plan(tree, plan: Plan, intents: dict[int, tuple[str, ...] | None], all
             if change.removed:
                 origin.pop(change.path, None)
     _overall(states[0], states[-1], origin, evaluations, result)
+    if real is not None:
+        from pinshift.checks.real_check import real_diffs, refuse_real_breaks
+
+        result.real = real_diffs(result.recipes, states[0].name, states[-1].name, real)
+        broken = refuse_real_breaks(plan, result.real, allow_broken)
+        if broken and allow_broken:
+            result.notes.append(f"--allow-broken: {len(broken)} recipe{'s' if len(broken) != 1 else ''} no longer "
+                                "evaluate at their real pins")
     for step in plan.steps:
         if intents.get(step.index) is None and step.changed:
             result.notes.append(f"step {step.index} ({step.kind}) declares no BUILD_CHANGES: what it changes in the "

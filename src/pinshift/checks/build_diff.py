@@ -8,6 +8,8 @@ recipe are compared (pinshift.checks.build_changes). A file git saw renamed is o
 
 from __future__ import annotations
 
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
+
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -122,10 +124,17 @@ class BuildDiff:
     recipes: list[RecipeDiff] = field(default_factory=list)
     keys: dict[str, tuple] = field(default_factory=dict)
     stats: EvaluationStats = field(default_factory=EvaluationStats)
+    # at the real pins (--nixpkgs: pinshift.checks.real_build), one per recipe in path order; None: not checked
+    real: list | None = None
+    real_calls: int = 0
 
     @property
     def broken(self) -> list[RecipeDiff]:
         return [r for r in self.recipes if r.status == "broken"]
+
+    @property
+    def real_broken(self) -> list:
+        return [r for r in self.real or () if r.status == "broken"]
 
 
 def selected(paths: Sequence[str], patterns: Sequence[str]) -> list[str]:
@@ -150,8 +159,9 @@ def check_patterns(patterns: Sequence[str]) -> None:
 
 
 def diff_commits(repository, base: str, target: str, patterns: Sequence[str], nix: str,
-                 note: Callable[[str], None] | None = None) -> BuildDiff:
-    """Evaluate the recipes of `base` and `target` (commit-ish names) and compare them."""
+                 note: Callable[[str], None] | None = None, nixpkgs=None) -> BuildDiff:
+    """Evaluate the recipes of `base` and `target` (commit-ish names) and compare them; with `nixpkgs` (a clone's
+    folder) also at the real pins (`BuildDiff.real`)."""
     check_patterns(patterns)
     base_commit = repository.resolve_commit(base, "BASE", "give a branch, tag or commit of the repository")
     target_commit = repository.resolve_commit(target, "TARGET", "give a branch, tag or commit of the repository")
@@ -184,6 +194,13 @@ def diff_commits(repository, base: str, target: str, patterns: Sequence[str], ni
         evaluations = evaluate_snapshots(nix, memo, scratch, [
             (before, [old for old, _ in pairs if old is not None]),
             (after, [new for _, new in pairs if new is not None])], result.stats)
+        if nixpkgs is not None:
+            from pinshift.checks.real_build import evaluate_snapshots_real
+
+            real, result.real_calls = evaluate_snapshots_real(nixpkgs, nix, [
+                (before, [old for old, _ in pairs if old is not None]),
+                (after, [new for _, new in pairs if new is not None])])
+            result.real = _real_diffs(pairs, real)
     memo.save()
     for old, new in pairs:
         left = evaluations.get(("base", old)) if old is not None else None
@@ -196,3 +213,15 @@ def diff_commits(repository, base: str, target: str, patterns: Sequence[str], ni
     result.recipes.sort(key=lambda r: r.path)
     return result
 
+
+
+def _real_diffs(pairs, real: dict) -> list:
+    from pinshift.checks.real_changes import compare_real
+
+    found = []
+    for old, new in pairs:
+        path = new if new is not None else old
+        label = f"{old} → {new}" if old and new and old != new else path
+        found.append(compare_real(path, real.get(("base", old)) if old is not None else None,
+                                  real.get(("target", new)) if new is not None else None, label))
+    return sorted(found, key=lambda r: r.path)

@@ -16,8 +16,12 @@ first package set or interpreter the file selects from stands in, as scan always
 
 The version (`Version`) is, in this order: the `version` bound beside the recipe's `pname`
 (`version = "2.10.0";`, `version = ortVersion;`), else that attrset's `src` fetcher `tag`/`rev`
-(`"v1.18.1"`), else the one let-bound `…Version` that is not a dependency's (`vllmVersion`, `ortVersion`,
-`torchVersion`; not `cudaVersion`), else a let-bound `version`. `origin` says whether the recipe
+(`"v1.18.1"`), else the `version` an override of the built attribute states inside the overlay that
+overrides its package set (`python3Packages = prev.python3Packages.overrideScope (pyFinal: pyPrev: { torch =
+pyPrev.torch.overrideAttrs (old: { version = "2.10.0"; … }); })`, or a `packageOverrides = self: super: { … }`
+of the interpreter: what the stand-in nixpkgs of `pinshift diff` applies, read here without evaluating), else
+the one let-bound `…Version` that is not a dependency's (`vllmVersion`, `ortVersion`, `torchVersion`; not
+`cudaVersion`), else a let-bound `version`. `origin` says whether the recipe
 overrides a nixpkgs package ("override") or builds one itself (mkDerivation, buildPython*: "recipe").
 """
 
@@ -221,9 +225,11 @@ def version_names(doc: Document) -> set[str]:
     return spelled | set(VERSION_NAMES)
 
 
-def own_version(doc: Document, resolver: Resolver, pname_binding, package: str, found: list | None = None) -> Fact | None:
+def own_version(doc: Document, resolver: Resolver, pname_binding, package: str, found: list | None = None,
+                attribute: str | None = None) -> Fact | None:
     """The version the recipe states for its package (see the module docstring for the order); `found`: the
-    bindings of `version_names` when the caller looked them up already."""
+    bindings of `version_names` when the caller looked them up already; `attribute`: the attribute the recipe
+    builds (`torch`), whose override in an overlay may state it."""
     found = bindings_spelling(doc, sorted(version_names(doc))) if found is None else found
     if pname_binding is not None:
         siblings = {b.path[-1]: b for b in found if b.path and b.path[-1] in VERSION_NAMES
@@ -239,7 +245,58 @@ def own_version(doc: Document, resolver: Resolver, pname_binding, package: str, 
             fact = _src_version(doc, resolver, siblings["src"].value)
             if fact is not None:
                 return fact
-    return _let_version(resolver, package, found)
+    overlay = _overlay_version(doc, resolver, attribute, found) if attribute else None
+    return overlay or _let_version(resolver, package, found)
+
+
+_SCOPES = ("overrideScope", "overrideScope'", "packageOverrides", "overrides")
+_CLIMB = 16  # parents climbed from an override to the package-set override holding it
+
+
+def _overlay_version(doc: Document, resolver: Resolver, attribute: str, found: list) -> Fact | None:
+    """`version = "2.10.0";` in `ATTRIBUTE = ….ATTRIBUTE.overrideAttrs (old: { … })` inside an overlay of the
+    package set (`overrideScope`, `packageOverrides`, `overrides`)."""
+    for binding in found:
+        if binding.path[-1:] != ("version",) or len(attrpath_segments(doc, binding.attrpath)) != 1:
+            continue
+        node = binding.container
+        while node.parent is not None and (node.parent.type == "parenthesized_expression" or (
+                node.parent.type == "function_expression" and node.parent.child_by_field_name("body") == node)):
+            node = node.parent
+        call = node.parent
+        if call is None or call.type != "apply_expression" or call.child_by_field_name("argument") != node:
+            continue
+        function = unwrap(call.child_by_field_name("function"))
+        if function is None or function.type != "select_expression":
+            continue
+        names = [segment.name for segment in attrpath_segments(doc, function.child_by_field_name("attrpath"))]
+        if len(names) < 2 or names[-1] not in OVERRIDES or names[-2] != attribute:
+            continue
+        scope = _scope_of(doc, call)
+        value = resolver.string(binding.value) if scope else None
+        if value is not None:
+            return Fact(value.value, value.offset, f"version in the {attribute} override ({scope})")
+    return None
+
+
+def _scope_of(doc: Document, node: Node) -> str | None:
+    """The package-set override an override sits in: `overrideScope`, `packageOverrides` or `overrides`."""
+    for _ in range(_CLIMB):
+        node = node.parent
+        if node is None:
+            return None
+        if node.type == "binding":
+            attrpath = node.child_by_field_name("attrpath")
+            names = [s.name for s in attrpath_segments(doc, attrpath)] if attrpath is not None else []
+            if names and names[-1] in _SCOPES:
+                return names[-1]
+        elif node.type == "apply_expression":
+            function = unwrap(node.child_by_field_name("function"))
+            if function is not None and function.type == "select_expression":
+                names = [s.name for s in attrpath_segments(doc, function.child_by_field_name("attrpath"))]
+                if names and names[-1] in _SCOPES:
+                    return names[-1]
+    return None
 
 
 def _src_version(doc: Document, resolver: Resolver, value: Node) -> Fact | None:

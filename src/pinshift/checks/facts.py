@@ -25,7 +25,10 @@ notation they use (pinshift.checks.notation normalises the values):
   (or the platforms are all Darwin); else `gpu` for `cudaSupport = true` or an `sm<N>` name (or an
   imported recipe's); else `cpu`.
 - CPU ISA (`isa`): `cpuFlags`, `NIX_CFLAGS_COMPILE`/`CXXFLAGS`/`CFLAGS` bindings, `-m…` flags in a
-  build-phase string, else the file name.
+  build-phase string, else the file name. A recipe that selects its ISA from a table another file holds
+  (`cpuISA = (import ./lib/cpu-isa.nix).avx512;`, or through `callPackage`) records the selection
+  (`selected_imports`), the table's file its `flag_table` (`{ avx512 = { flags = [ … ]; }; }`), and
+  pinshift.checks.recipe_set joins the two once every file of the set is read.
 - Version (`version`): the package's own, when the recipe states it (pinshift.checks.built).
 - Package (`package`): the file name's project (`onnxruntime` in onnxruntime-python312-…), else the attribute.
 """
@@ -39,7 +42,7 @@ from pinshift.checks.built import (
     Fact, Reach, own_version, python_of_reach, reach_of, result_expression, version_names,
 )
 from pinshift.checks.notation import (
-    cuda_set_version, cuda_text_version, cuda_version, flags_in, isa_of, name_parts, sm_targets,
+    cuda_set_version, cuda_text_version, cuda_version, flags_in, isa_of, name_parts, recipe_stem, sm_targets,
 )
 from pinshift.checks.resolve import Resolver
 from pinshift.migrations.pin_swap import pin_sites
@@ -56,7 +59,7 @@ GPU_NAMES = ("gpuArchNum", "gpuArchSM", "gpuArchCMake", "gpuTargets", "cudaCapab
              "CMAKE_CUDA_ARCHITECTURES")
 FLAG_NAMES = ("cpuFlags", "NIX_CFLAGS_COMPILE", "CXXFLAGS", "CFLAGS")
 # the bindings the facts are read from (found by their names: pinshift.syntax.queries.bindings_spelling)
-BINDING_NAMES = GPU_NAMES + FLAG_NAMES + ("pname", "platforms", "cudaSupport", "cudaPackages", "cudaVersion")
+BINDING_NAMES = GPU_NAMES + FLAG_NAMES + ("pname", "platforms", "cudaSupport", "cudaPackages", "cudaVersion", "flags")
 _STRING_NEEDLES = (b"metadata-rev", b"TORCH_CUDA_ARCH_LIST", b"CMAKE_CUDA_ARCHITECTURES", b"-mavx", b"-march=")
 _METADATA_REV = re.compile(rb"echo[ \t]+(\S+)[ \t]*>[ \t]*\$out/\.metadata-rev")
 _ENV_TARGET = re.compile(rb"(TORCH_CUDA_ARCH_LIST|CMAKE_CUDA_ARCHITECTURES)\s*=\s*[\"']?([^\"'\s$;]*)")
@@ -115,6 +118,9 @@ class RecipeFacts:
     cuda_binding: Fact | None = None  # a `cudaVersion = "12.4";` binding
     arguments: tuple[str, ...] = ()  # formals of the outermost function (`{ python3Packages, cudaPackages }:`)
     imported: Fact | None = None  # the first recipe it imports (`import ./pytorch-….nix`, `callPackage ./….nix`)
+    imports: tuple[str, ...] = ()  # every path it imports or callPackages, as written (`./lib/cpu-isa.nix`)
+    selected_imports: tuple[Fact, ...] = ()  # `(import ./lib/cpu-isa.nix).avx512`: value avx512, source the path
+    flag_table: dict[str, tuple[str, ...]] = field(default_factory=dict)  # `avx512.flags = [ … ]` of a table file
     # derived from the above and the file name (`derive`), each with its source
     kind: str = "cpu"  # gpu | cpu | darwin
     target: Fact | None = None  # `sm90` (`sm80+sm86` for several; `sm?` for a CUDA build naming none)
@@ -237,7 +243,8 @@ def recipe_facts(doc: Document) -> RecipeFacts:
     _read_strings(doc, facts, resolver)
     _read_imports(doc, facts)
     derive(facts)
-    facts.version = own_version(doc, resolver, pname_binding, facts.package.value if facts.package else "", found)
+    facts.version = own_version(doc, resolver, pname_binding, facts.package.value if facts.package else "", found,
+                                facts.attribute.value if facts.attribute else None)
     return facts
 
 
@@ -373,6 +380,11 @@ def _read_bindings(doc: Document, facts: RecipeFacts, found: list, resolver: Res
                 facts.cuda_support = Fact(_text(doc, value), value.start_byte, dotted)
         elif name == "cudaPackages" and facts.cuda_overlay is None:
             _cuda_binding(doc, facts, binding, resolver)
+        elif name == "flags" and len(binding.path) == 2 and binding.path[0] and binding.path[0] not in facts.flag_table:
+            values = resolver.strings(binding.value)
+            flags = tuple(v.value for v in values or ())
+            if flags and all(flag.startswith("-m") for flag in flags):
+                facts.flag_table[binding.path[0]] = flags
         elif name == "cudaVersion" and facts.cuda_binding is None:
             value = resolver.string(binding.value)
             if value is not None:
@@ -488,7 +500,9 @@ def _cmake_feature(doc: Document, facts: RecipeFacts, resolver: Resolver, node) 
 
 
 def _read_imports(doc: Document, facts: RecipeFacts) -> None:
-    """The first `import ./x.nix …` or `callPackage ./x.nix …` of a file beside it (a companion's PyTorch recipe)."""
+    """Every `import ./x.nix …` or `callPackage ./x.nix …` (`imports`), the first (`imported`: a companion's
+    PyTorch recipe), and the attributes selected from one (`(import ./lib/cpu-isa.nix).avx512`)."""
+    imports, selected = [], []
     for node in nodes_spelling(doc, b".nix"):
         while node is not None and node.type == "path_fragment":
             node = node.parent
@@ -502,9 +516,33 @@ def _read_imports(doc: Document, facts: RecipeFacts) -> None:
             continue
         function = unwrap(call.child_by_field_name("function"))
         name = _text(doc, function).rsplit(".", 1)[-1] if function is not None else ""
-        if name in ("import", "callPackage"):
+        if name not in ("import", "callPackage"):
+            continue
+        if facts.imported is None:
             facts.imported = Fact(text.rsplit("/", 1)[-1].removesuffix(".nix"), node.start_byte, f"{name} {text}")
-            return
+        imports.append(text)
+        attribute = _selected_from(doc, call)
+        if attribute is not None:
+            selected.append(Fact(attribute[0], attribute[1], text))
+    facts.imports = tuple(dict.fromkeys(imports))
+    facts.selected_imports = tuple(selected)
+
+
+def _selected_from(doc: Document, call) -> tuple[str, int] | None:
+    """(name, offset) of `(CALL).name`: the attribute selected from an import's (or callPackage's) value."""
+    if call is not None and call.type == "apply_expression" and call.parent is not None \
+            and call.parent.type == "apply_expression" and call.parent.child_by_field_name("function") == call:
+        call = call.parent  # `import ./x.nix { … }`, `callPackage ./x.nix { … }`
+    node = call
+    while node is not None and node.parent is not None and node.parent.type == "parenthesized_expression":
+        node = node.parent
+    select = node.parent if node is not None else None
+    if select is None or select.type != "select_expression" or select.child_by_field_name("expression") != node:
+        return None
+    segments = attrpath_segments(doc, select.child_by_field_name("attrpath"))
+    if not segments or not segments[0].name:
+        return None
+    return segments[0].name, segments[0].node.start_byte
 
 
 # --- derived facts ---------------------------------------------------------------------------------
@@ -512,9 +550,7 @@ def _read_imports(doc: Document, facts: RecipeFacts) -> None:
 
 def derive(facts: RecipeFacts) -> None:
     """The facts read through several notations, in one notation each, with the source that decided."""
-    from pathlib import PurePath
-
-    stem = PurePath(facts.path).name.removesuffix(".nix")
+    stem = recipe_stem(facts.path)
     name = name_parts(stem)
     facts.package = Fact(name.project, 0, "file name") if name.project else (
         Fact(facts.attribute.value, facts.attribute.offset, "attribute") if facts.attribute else None)

@@ -27,14 +27,16 @@ A `# pinshift: noqa` (or `# pinshift: noqa: L001, L005`) comment on a finding's 
 from __future__ import annotations
 
 import re
-from pathlib import PurePath
 
 from pinshift.checks.collect import Recipe
 from pinshift.checks.facts import GPU_NAMES, Fact
 from pinshift.checks.findings import Finding, finding_at
 from pinshift.checks.lint_references import RULES as REFERENCE_RULES
 from pinshift.checks.lint_references import SEVERITY as REFERENCE_SEVERITY
-from pinshift.checks.notation import ARM_ISAS, cuda_set_version, cuda_text_version, isa_of, name_parts, sm_targets
+from pinshift.checks.notation import (
+    ARM_ISAS, cuda_set_version, cuda_text_version, isa_of, name_parts, recipe_stem, sm_targets,
+)
+from pinshift.checks.recipe_set import recipe_set
 from pinshift.syntax.package_sets import definition_read
 from pinshift.syntax.queries import walk
 
@@ -60,9 +62,10 @@ def is_recipe(recipe: Recipe) -> bool:
     return recipe.facts.builds
 
 
-def lint_recipe(recipe: Recipe) -> list[Finding]:
-    facts = recipe.facts
-    stem = PurePath(recipe.path).name.removesuffix(".nix")
+def lint_recipe(recipe: Recipe, facts=None) -> list[Finding]:
+    """The naming findings of one recipe; `facts` (default: its own) as pinshift.checks.recipe_set completed them."""
+    facts = recipe.facts if facts is None else facts
+    stem = recipe_stem(recipe.path)
     pname_at = facts.pname.offset if facts.pname else 0
     found = []
 
@@ -198,7 +201,11 @@ def _isa(name, facts, add, pname_at) -> None:
 
 
 def lint(recipes: list[Recipe]) -> list[Finding]:
-    return [f for recipe in recipes if is_recipe(recipe) for f in lint_recipe(recipe)]
+    """The naming rules (L) on the recipes among the files (pinshift.checks.recipe_set: a helper in a lib/ folder
+    or only imported is no recipe, so L000-L007 never fire on it), with CPU flags an import gives them."""
+    completed = {facts.path: facts for facts in recipe_set([r.facts for r in recipes]).recipes}
+    return [f for recipe in recipes if recipe.path in completed and is_recipe(recipe)
+            for f in lint_recipe(recipe, completed[recipe.path])]
 
 
 # --- suppression: # pinshift: noqa, --select/--ignore, [lint] ---------------------------------------

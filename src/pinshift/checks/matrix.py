@@ -13,13 +13,16 @@ target, `sm86`; a CUDA build that names no target is `sm?`.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import PurePath
 
 from pinshift.checks.facts import RecipeFacts
-from pinshift.checks.notation import ARM_ISAS, ISA_MARKERS, cuda_set_version, isa_of, normalize_sm, sm_key  # noqa: F401
+from pinshift.checks.notation import (  # noqa: F401
+    ARM_ISAS, ISA_MARKERS, cuda_set_version, isa_of, normalize_sm, recipe_stem, sm_key,
+)
+from pinshift.checks.recipe_set import recipe_set
 
 NO_CUDA = "-"
 
@@ -40,7 +43,7 @@ def gpu_label(facts: RecipeFacts) -> str:
 
 
 def stem(path: str) -> str:
-    return PurePath(path).name.removesuffix(".nix")
+    return recipe_stem(path)
 
 
 def overlay_cuda(overlay: str) -> str | None:
@@ -147,7 +150,9 @@ class Aggregates:
     pins: Drift  # recipes pinning nixpkgs themselves, by revision (or revision expression)
     caller: tuple[str, ...]  # recipes using the caller's nixpkgs (Flox function arguments)
     unpinned: tuple[str, ...]  # recipes with neither a pin nor arguments (`import <nixpkgs>`)
-    package_sets: Drift
+    package_sets: Drift  # recipes by package set (`python3.pkgs` counted as `python3Packages`: `one_set`)
+    markers: tuple[str, ...] = ()  # `drift_markers`: what status's Drift column says, and scan's drift lines
+    helpers: dict | None = None  # path -> why it is no recipe (pinshift.checks.recipe_set), when known
 
     @property
     def count(self) -> int:
@@ -156,10 +161,11 @@ class Aggregates:
     def to_json(self) -> dict:
         return {
             "matrices": [m.to_json() for m in self.matrices],
-            "pin_drift": self.pins.to_json(),
+            "pin_drift": {**self.pins.to_json(), "drift": PIN_DRIFT in self.markers},
             "uses_caller_nixpkgs": list(self.caller),
             "no_pin": list(self.unpinned),
-            "package_set_drift": self.package_sets.to_json(),
+            "package_set_drift": {**self.package_sets.to_json(), "drift": SET_DRIFT in self.markers},
+            "helpers": dict(sorted((self.helpers or {}).items())),
         }
 
 
@@ -186,22 +192,83 @@ def _matrix(package: str, recipes: list[RecipeFacts]) -> Matrix:
 
 
 def builds(recipes: list[RecipeFacts]) -> list[RecipeFacts]:
-    """The recipes that look like builds: they reach a package set or interpreter, name a pname, or pin something."""
-    return [f for f in recipes if f.builds or f.pins]
+    """The build recipes of a tree's files (pinshift.checks.recipe_set: not its helpers; those that reach a
+    package set or interpreter, name a pname, or pin something), their imported CPU flags filled in."""
+    return recipe_set(recipes).recipes
+
+
+_INTERPRETER_SET = re.compile(r"(python\d*)\.(?:pkgs|withPackages)\Z")
+
+
+def one_set(shown: str) -> str:
+    """The package set a `set_shown` names, as drift compares them: `python3.pkgs` and `python3.withPackages` are
+    `python3Packages` (one set, two spellings); `python313.override` (a new set) stays itself."""
+    match = _INTERPRETER_SET.match(shown)
+    return f"{match.group(1)}Packages" if match else shown
+
+
+PIN_DRIFT = "pin drift"
+SET_DRIFT = "package-set drift"
+
+
+def drift_markers(found: list[RecipeFacts]) -> tuple[str, ...]:
+    """The one definition of drift, for `status` and `scan` alike, over a branch's build recipes:
+
+    - `pin drift`: nixpkgs comes from more than one place: two revisions (or revision expressions), or pinned
+      recipes beside recipes that use their caller's nixpkgs or pin nothing;
+    - `package-set drift`: one Python reached through two package sets (`python3Packages` beside
+      `python313Packages` for Python 3.13); `python3.pkgs` and `python3Packages` are one set, and
+      `python312Packages` beside `python313Packages` builds two Pythons, which is no drift.
+    """
+    markers = []
+    sources = {f.pin_value for f in found if f.pin_value is not None}
+    if len(sources) + any(f.pin_value is None and f.uses_caller_nixpkgs for f in found) \
+            + any(f.pin_value is None and not f.uses_caller_nixpkgs for f in found) > 1:
+        markers.append(PIN_DRIFT)
+    sets_per_python: dict[str, set[str]] = {}
+    for f in found:
+        if f.set_shown is not None and f.python is not None:
+            sets_per_python.setdefault(f.python.value, set()).add(one_set(f.set_shown))
+    if any(len(sets) > 1 for sets in sets_per_python.values()):
+        markers.append(SET_DRIFT)
+    return tuple(markers)
 
 
 def aggregate(recipes: list[RecipeFacts]) -> Aggregates:
-    """The matrices (largest package first) and drifts of the recipes that look like builds."""
-    found = builds(recipes)
+    """The matrices (the main package first) and drifts of the build recipes among a tree's files (`builds`)."""
+    split = recipe_set(recipes)
+    return dataclasses.replace(aggregate_builds(split.recipes), helpers=split.helpers)
+
+
+def aggregate_builds(found: list[RecipeFacts]) -> Aggregates:
+    """`aggregate` of build recipes already split from their helpers."""
     by_package: dict[str, list[RecipeFacts]] = {}
     for facts in found:
         by_package.setdefault(package_of(facts), []).append(facts)
-    matrices = sorted((_matrix(name, group) for name, group in by_package.items()), key=lambda m: (-m.count, m.package))
+    matrices = sorted((_matrix(name, group) for name, group in by_package.items()),
+                      key=package_order({m: len(g) for m, g in by_package.items()}))
     pinned = {f.path: f.pin_value for f in found if f.pin_value is not None}
     return Aggregates(
         tuple(matrices),
         drift(pinned),
         tuple(f.path for f in found if f.pin_value is None and f.uses_caller_nixpkgs),
         tuple(f.path for f in found if f.pin_value is None and not f.uses_caller_nixpkgs),
-        drift({f.path: f.set_shown for f in found}),  # `python313.override` as status counts it
+        drift({f.path: one_set(f.set_shown) for f in found if f.set_shown is not None}),
+        drift_markers(found),
     )
+
+
+def package_order(counts: dict[str, int]):
+    """A sort key over packages (or matrices) leading with the repository's main package: most recipes first; on a
+    tie, the package whose name most other packages' names extend (`comfyui` before `comfyui-extras` and
+    `color-matcher`), then by name."""
+    family: Counter = Counter()  # name -> recipes of the packages it names or whose name extends it
+    for other, count in counts.items():
+        parts = other.split("-")
+        for end in range(1, len(parts) + 1):
+            family["-".join(parts[:end])] += count
+
+    def key(item) -> tuple:
+        name = item if isinstance(item, str) else getattr(item, "package")
+        return (-counts.get(name, 0), -family[name], name)
+    return key

@@ -61,10 +61,14 @@ class NixpkgsCheckout:
     def __init__(self, directory: Path):
         import git
 
+        from pinshift.nixpkgs.clone import NO_CLONE
+
+        if not Path(directory).is_dir():  # the wording of `pinshift hash` (pinshift.nixpkgs.clone.NixpkgsClone)
+            raise UsageError(f"--nixpkgs {directory}: no such directory; {NO_CLONE}")
         try:
             self.repo = git.Repo(directory)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-            raise UsageError(f"{directory}: not a git repository; pass --nixpkgs a local clone of nixpkgs") from None
+            raise UsageError(f"--nixpkgs {directory}: not a git repository; {NO_CLONE}") from None
         self.directory = directory
 
     def resolve(self, rev: str) -> str | None:

@@ -156,6 +156,15 @@ _TOKENS = (
 )
 
 
+def recipe_stem(path: str) -> str:
+    """The name a recipe file gives its package, as Flox names it: `foo` for `.flox/pkgs/foo.nix` and for
+    `.flox/pkgs/foo/default.nix`."""
+    parts = path.replace("\\", "/").rstrip("/").split("/")
+    if parts[-1] == "default.nix" and len(parts) > 1:
+        return parts[-2]
+    return parts[-1].removesuffix(".nix")
+
+
 @functools.lru_cache(maxsize=4096)
 def name_parts(stem: str) -> NameParts:
     """The parts of a recipe's file name (without `.nix`).

@@ -15,7 +15,7 @@ from pinshift.languages import markdown_escape as md_escape
 from pinshift.languages.display import visible_data
 
 from pinshift.checks.facts import GPU_NAMES, RecipeFacts
-from pinshift.checks.matrix import Aggregates, Drift, Matrix, isa_of, share
+from pinshift.checks.matrix import PIN_DRIFT, SET_DRIFT, Aggregates, Drift, Matrix, isa_of, share
 
 _FULL_REVISION = re.compile(r"[0-9a-f]{40}\Z")
 CALLER = "uses the caller's nixpkgs"
@@ -118,12 +118,19 @@ def _group_lines(drift: Drift, short, verbose: bool) -> list[tuple[str, list[str
     return out
 
 
-def _drift_block(name: str, what: str, drift: Drift, short, verbose: bool) -> list[tuple[str, list[str]]]:
+def _drift_block(name: str, what: str, drift: Drift, short, verbose: bool, drifting: bool,
+                 apart: str = "") -> list[tuple[str, list[str]]]:
+    """The lines of one drift: `drifting` is matrix.drift_markers' word (status's Drift column says the same)."""
     if not drift.groups:
         return [(f"{name}: none found", [])]
     total = sum(len(paths) for _, paths in drift.groups)
     if len(drift.groups) == 1 and drift.majority is not None:
+        if drifting:
+            return [(f"{name}: all {_plural(total, 'pinned recipe')} pin {short(drift.majority)}, {apart}", [])]
         return [(f"{name}: none (all {_plural(total, 'recipe')}: {short(drift.majority)})", [])]
+    if not drifting:
+        shown = ", ".join(f"{short(value)} ({len(paths)})" for value, paths in drift.groups)
+        return [(f"{name}: none (one {what} per Python: {shown})", [])]
     head = f"{name}: {_plural(len(drift.groups), what)} among {_plural(total, 'recipe')}"
     return [(head, [])] + [("  " + line, files) for line, files in _group_lines(drift, short, verbose)]
 
@@ -138,10 +145,25 @@ def _unpinned_block(paths: tuple[str, ...], label: str, verbose: bool) -> list[t
 
 
 def _drift(agg: Aggregates, verbose: bool) -> list[tuple[str, list[str]]]:
-    return (_drift_block("pin drift", "revision", agg.pins, _short, verbose)
-            + _unpinned_block(agg.caller, f"{CALLER} (no pin of their own, not drift)", verbose)
+    pinned = bool(agg.pins.groups)
+    apart = "beside recipes with no pin of their own (below)"
+    caller = f"{CALLER} (no pin of their own" + (": drift beside the pinned ones)" if pinned else ", not drift)")
+    return (_drift_block("pin drift", "revision", agg.pins, _short, verbose, PIN_DRIFT in agg.markers, apart)
+            + _unpinned_block(agg.caller, caller, verbose)
             + _unpinned_block(agg.unpinned, "no pin (neither a fetcher nor function arguments)", verbose)
-            + _drift_block("package-set drift", "package set", agg.package_sets, str, verbose))
+            + _drift_block("package-set drift", "package set", agg.package_sets, str, verbose,
+                           SET_DRIFT in agg.markers))
+
+
+def _helpers(agg: Aggregates, verbose: bool) -> list[str]:
+    """`not recipes: 2 helper files (…)`: the files pinshift.checks.recipe_set does not count, and why."""
+    helpers = sorted((agg.helpers or {}).items())
+    if not helpers:
+        return []
+    shown = helpers if verbose else helpers[:3]
+    listed = "; ".join(f"{path} ({why})" for path, why in shown)
+    more = f"; and {len(helpers) - len(shown)} more" if len(shown) < len(helpers) else ""
+    return [f"not recipes: {_plural(len(helpers), 'helper file')}, not counted: {listed}{more}"]
 
 
 def _problems(recipes: list[RecipeFacts]) -> list[str]:
@@ -171,7 +193,7 @@ def render_scan(recipes: list[RecipeFacts], agg: Aggregates, fmt: str, verbose: 
         lines.append(line)
         indent = "      " if line.startswith("  ") else "    "
         lines.extend(indent + path for path in files)
-    lines += _problems(recipes) + _hint(agg, verbose)
+    lines += _helpers(agg, verbose) + _problems(recipes) + _hint(agg, verbose)
     if verbose:
         lines.append("")
         for facts in recipes:
@@ -191,7 +213,7 @@ def _markdown(recipes: list[RecipeFacts], agg: Aggregates, verbose: bool) -> str
         lines.append(f"  - {md_escape.text(line.strip())}" if line.startswith("  ") else f"- {md_escape.text(line)}")
         indent = "    - " if line.startswith("  ") else "  - "
         lines.extend(f"{indent}{md_escape.code(path)}" for path in files)
-    lines += [f"- {md_escape.text(line)}" for line in _problems(recipes)]
+    lines += [f"- {md_escape.text(line)}" for line in _helpers(agg, verbose) + _problems(recipes)]
     if verbose:
         keys = [k for k, _ in _rows(RecipeFacts(""))]
         lines += ["", "## Recipes", "", "| file | " + " | ".join(keys) + " |", "|---|" + "---|" * len(keys)]

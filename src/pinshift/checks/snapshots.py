@@ -17,6 +17,8 @@ link, so nothing is ever written outside the snapshot's folder.
 
 from __future__ import annotations
 
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
+
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -53,7 +55,12 @@ class Snapshot:
         return "dir" if path in self._directories else None
 
     def nix_paths(self) -> list[str]:
-        return sorted(p for p in self.files if p.endswith(".nix"))
+        """The recipes of the tree, each evaluated on its own: its `.nix` files but the helpers their place names
+        (pinshift.checks.recipe_set.helper_by_path: in a `lib/` folder, or below `.flox/pkgs/`'s top level and
+        no `default.nix`); a helper is evaluated through the recipes that import it."""
+        from pinshift.checks.recipe_set import helper_by_path
+
+        return sorted(p for p in self.files if p.endswith(".nix") and helper_by_path(p) is None)
 
 
 def _parents(path: str) -> Iterable[str]:

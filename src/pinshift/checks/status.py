@@ -1,23 +1,27 @@
 """Where every branch stands: one `BranchStatus` per repository × branch, from its recipes' facts.
 
 The figures of a row come from the facts `pinshift scan` gathers (pinshift.checks.facts and
-matrix), counted over the branch's build recipes (files that reach a package set or interpreter,
+matrix), counted over the branch's build recipes (pinshift.checks.recipe_set: the packages Flox builds, not
+the helpers in a lib/ folder or only imported; of those, files that reach a package set or interpreter,
 name a pname or pin something); a file with syntax problems is not counted and makes the row say so.
 Every counted value keeps how it was read (`Counted.sources`), most used first.
 
 - pins: each nixpkgs revision (or revision expression) with its recipe count, most used
   first; recipes that take Flox function arguments "use the caller's nixpkgs" and have none;
-- packages: per package (the file names' project: pytorch, vllm, onnxruntime …), most recipes first,
-  the versions its recipes build: the version a recipe states (`2.10.0`, origin "override" or
-  "recipe"), else, with a nixpkgs clone (`with_pin_versions`), the attribute's version at the
-  recipe's pin (origin "pin"), else `?` with the reason;
+- packages: per package (the file names' project: pytorch, vllm, onnxruntime …), the repository's main
+  package first (most recipes; on a tie, the one most other packages' names extend: matrix.package_order),
+  the versions its recipes build: with a nixpkgs clone, what Nix evaluates at the recipe's real pin
+  (origin "real", pinshift.checks.status_real); else (not evaluated, or failing there: a note counts
+  those) the version a recipe states (`2.10.0`, origin "override" or "recipe"), else, with a clone
+  (`with_pin_versions`), the attribute's version read from the pin's files (origin "pin"), else `?`
+  with the reason;
 - CUDA, GPU targets (GPU recipes only), Python, package sets, each with counts and sources;
 - recipe pattern: "Flox function args", "self-contained fetchTarball" (the recipe imports its
   own pinned nixpkgs), "... + source override" (it also fetches the source of the nixpkgs package it
   overrides), "... + own source" (it builds a package of its own from fetched source: mkDerivation,
   buildPythonApplication);
-- variants: the build recipes, and how many are GPU, CPU and Darwin builds; drift: more than one
-  pin, more than one package set for one Python;
+- variants: the build recipes, and how many are GPU, CPU and Darwin builds; drift: `scan`'s definition
+  (matrix.drift_markers): more than one place nixpkgs comes from, more than one package set for one Python;
 - alignment (`align`): whether every build recipe pins the target revision.
 """
 
@@ -32,8 +36,9 @@ from pathlib import Path
 
 from pinshift.checks.branches import BranchRecipes
 from pinshift.checks.facts import RecipeFacts
-from pinshift.checks.matrix import aggregate, builds, package_of
+from pinshift.checks.matrix import aggregate_builds, package_of, package_order
 from pinshift.checks.notation import sm_key
+from pinshift.checks.recipe_set import recipe_set
 
 CALLER = "caller's nixpkgs"  # a pin column entry: Flox function arguments, no pin of the recipe's own
 UNPINNED = "unpinned"  # `import <nixpkgs>` without a fetcher
@@ -192,7 +197,8 @@ class BranchStatus:
     error: str | None = None
     pin_versions: dict = field(default_factory=dict)  # (pin, attribute) -> version at it (--nixpkgs)
     alignment: Alignment | None = None
-    mixed_sets: bool = False  # one Python reached through two package sets
+    markers: tuple[str, ...] = ()  # matrix.drift_markers of its build recipes
+    helpers: dict[str, str] = field(default_factory=dict)  # path -> why it is no recipe (checks.recipe_set)
 
     @property
     def label(self) -> str:
@@ -205,16 +211,8 @@ class BranchStatus:
 
     @property
     def drift(self) -> list[str]:
-        """Markers: `pin drift` (more than one pin, or pinned and unpinned recipes), `package-set drift`
-        (two package sets for one Python, `python3Packages` and `python313Packages`; python312Packages
-        beside python313Packages builds two Pythons, which is no drift)."""
-        markers = []
-        kinds = len(self.pins) + bool(self.caller) + bool(self.unpinned)
-        if kinds > 1:
-            markers.append("pin drift")
-        if self.mixed_sets:
-            markers.append("package-set drift")
-        return markers
+        """Markers: `pin drift`, `package-set drift`, as `pinshift scan` says them (matrix.drift_markers)."""
+        return list(self.markers)
 
 
 def branch_status(branch: BranchRecipes) -> BranchStatus:
@@ -225,19 +223,18 @@ def branch_status(branch: BranchRecipes) -> BranchStatus:
         return row
     broken = [f for f in branch.recipes if f.problems]
     row.problems = [str(f.problems[0]) for f in broken]
-    found = builds([f for f in branch.recipes if not f.problems])
-    agg = aggregate(found)
+    split = recipe_set(branch.recipes)
+    row.helpers = split.helpers
+    found = [f for f in split.recipes if not f.problems]
+    agg = aggregate_builds(found)
     row.variants = len(found)
     row.kinds = tuple(sorted(Counter(f.kind for f in found).items(), key=lambda item: ("gpu", "cpu", "darwin").index(item[0])))
     row.pins = tuple((value, len(paths)) for value, paths in agg.pins.groups)
     row.caller, row.unpinned = len(agg.caller), len(agg.unpinned)
     row.hashed = sum(1 for f in found if any(p.has_hash for p in f.nixpkgs_pins))
-    row.package_sets = counted((f.set_shown, f.reached_via or f.set_shown) for f in found if f.set_shown)
-    sets_per_python: dict[str, set[str]] = {}
-    for f in found:
-        if f.set_shown is not None and f.python is not None:
-            sets_per_python.setdefault(f.python.value, set()).add(f.set_shown)
-    row.mixed_sets = any(len(sets) > 1 for sets in sets_per_python.values())
+    row.package_sets = counted((_set_column(f.set_shown), f.reached_via or f.set_shown) for f in found
+                               if f.set_shown)
+    row.markers = agg.markers
     gpus = [f for f in found if f.kind == "gpu"]
     row.cuda = counted((f.cuda.value, f.cuda.source) if f.cuda else (UNKNOWN, _no_cuda(f)) for f in gpus)
     row.gpu = counted(((f.target.value, f.target.source) for f in gpus if f.target), order=sm_key)
@@ -248,6 +245,11 @@ def branch_status(branch: BranchRecipes) -> BranchStatus:
     for package in row.packages:
         package.versions = package_versions(package, None)
     return row
+
+
+def _set_column(shown: str) -> str:
+    """The Package Set column's value: `python3.pkgs` is `python3Packages` (one set, the source keeps the spelling)."""
+    return f"{shown.removesuffix('.pkgs')}Packages" if shown.endswith(".pkgs") else shown
 
 
 def _no_cuda(facts: RecipeFacts) -> str:
@@ -273,7 +275,8 @@ def _packages(found: list[RecipeFacts]) -> tuple[PackageStatus, ...]:
                 stated[(pin, None, "", "")] += 1
         packages.append(PackageStatus(name, len(recipes), attributes.most_common(1)[0][0] if attributes else None,
                                       tuple((*key, count) for key, count in sorted(stated.items(), key=_stated_key))))
-    return tuple(sorted(packages, key=lambda p: (-p.recipes, p.package)))
+    order = package_order({p.package: p.recipes for p in packages})
+    return tuple(sorted(packages, key=lambda p: order(p.package)))
 
 
 def _stated_key(item) -> tuple:
@@ -324,6 +327,52 @@ def with_pin_versions(rows: list[BranchStatus], checkout) -> list[str]:
     return notes
 
 
+def with_real_versions(pairs, clone: Path, nix: str) -> list[str]:
+    """Fill `package.versions` of each row from its build recipes evaluated at their real pins
+    (pinshift.checks.status_real); `pairs` are (row, branch recipes, repository). The notes to show.
+
+    A recipe Nix evaluates counts its version (origin "real", source `evaluated at nixpkgs 0182a36`); one that
+    fails there (a note per branch counts them) or cannot be told (a pin the clone does not have, no pin of its
+    own) keeps what the recipe states, else the pin's version read from its files (origin "pin")."""
+    from pinshift.checks.status_real import evaluate_branches
+
+    wanted = []
+    for row, branch, repository in pairs:
+        found = [] if row.error else [f for f in recipe_set(branch.recipes).recipes if not f.problems]
+        wanted.append((row.label, branch, repository, [f.path for f in found]))
+    outcomes, notes = evaluate_branches(wanted, clone, nix)
+    for (row, branch, _), real in zip(pairs, outcomes):
+        if not real:
+            continue
+        by_package: dict[str, list[RecipeFacts]] = {}
+        for facts in [f for f in recipe_set(branch.recipes).recipes if not f.problems]:
+            by_package.setdefault(package_of(facts), []).append(facts)
+        for package in row.packages:
+            counts: dict[tuple[str, str], Counter] = {}
+            for facts in by_package.get(package.package, []):
+                value, origin, source = _real_version(package, facts, real.get(facts.path), row)
+                counts.setdefault((value, origin), Counter())[source] += 1
+            if counts:
+                ranked = sorted(counts.items(), key=lambda item: (item[0][0] == UNKNOWN, -sum(item[1].values()),
+                                                                   version_key(item[0][0])))
+                package.versions = tuple(
+                    Version(value, origin, sum(sources.values()),
+                            tuple(sorted(sources.items(), key=lambda s: (-s[1], s[0]))))
+                    for (value, origin), sources in ranked)
+    return notes
+
+
+def _real_version(package: PackageStatus, facts: RecipeFacts, outcome, row: BranchStatus) -> tuple[str, str, str]:
+    if outcome is not None and outcome.build is not None and outcome.build.version:
+        return outcome.build.version, "real", f"evaluated at nixpkgs {', '.join(outcome.pins)}"
+    if facts.version is not None:
+        origin = "recipe" if facts.builder and facts.builder != "callPackage" else "override"
+        return facts.version.value, origin, facts.version.source
+    if outcome is not None and outcome.build is not None:
+        return UNKNOWN, "", f"no version at nixpkgs {', '.join(outcome.pins)}"
+    return _pin_version(package, facts.pin_value, row.pin_versions)
+
+
 # --- gathering -------------------------------------------------------------------------------------
 
 
@@ -347,6 +396,7 @@ class StatusResult:
     target: object = None  # alignment.BranchPin with --align-to
     notes: list[str] = field(default_factory=list)
     cache_notes: list[str] = field(default_factory=list)  # why a cache was not used: for stderr, not the report
+    real: bool = False  # the versions were evaluated at the real pins (--nixpkgs: pinshift.checks.status_real)
 
 
 def natural_key(name: str) -> tuple:
@@ -402,15 +452,26 @@ def gather_status(options: StatusOptions) -> StatusResult:
             continue
         chosen.sort(key=lambda item: natural_key(item[0]))
         requests.append((repository, chosen, shown))
-    for branches in read_repositories(requests, options.files, options.max_bytes, cache, ReadOptions(options.jobs),
-                                      memo):
-        result.rows.extend(branch_status(branch) for branch in branches)
+    pairs = []  # (row, branch recipes, repository), for the versions at the real pins
+    for (repository, _, _), branches in zip(requests, read_repositories(requests, options.files, options.max_bytes,
+                                                                        cache, ReadOptions(options.jobs), memo)):
+        for branch in branches:
+            result.rows.append(branch_status(branch))
+            pairs.append((result.rows[-1], branch, repository))
     memo.save()
     if not result.rows:
         raise UsageError(f"no branch matches --branches {' '.join(options.branches)}: " + "; ".join(listed))
     result.notes.extend(f"no branch of {entry} matches --branches" for entry in listed)
     if checkout is not None:
         result.notes.extend(with_pin_versions(result.rows, checkout))
+        from pinshift.checks.evaluation import find_nix
+
+        nix = find_nix()
+        if nix is None:
+            result.notes.append("versions read from each pin's files, not evaluated: nix-instantiate is not on PATH")
+        else:
+            result.notes.extend(with_real_versions(pairs, options.nixpkgs, nix))
+            result.real = True
     if target is not None:
         for row in result.rows:
             if not row.error:

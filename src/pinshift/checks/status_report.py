@@ -17,7 +17,7 @@ left out; Package shows only the main package, without counts; Nixpkgs Pin shows
 widest of Package and Nixpkgs Pin is cut with `…`, one character at a time, to no less than 12
 characters, then Branch too, and on a very narrow terminal every column (to 4 characters). A line
 under the table names what was left out; `wide=True` (`--wide`) shows every column in full. Markdown
-and JSON keep everything. JSON (schema `pinshift.status/2`, docs/status-schema.json) carries every
+and JSON keep everything. JSON (schema `pinshift.status/3`, docs/status-schema.json) carries every
 count and every value's sources.
 """
 
@@ -34,7 +34,7 @@ from pinshift.checks.status import CALLER, UNKNOWN, UNPINNED, BranchStatus, Coun
 from pinshift.checks.matrix import majority_phrase
 from pinshift.checks.notation import sm_key
 
-SCHEMA = "pinshift.status/2"
+SCHEMA = "pinshift.status/3"
 NONE = "–"
 DEFAULT_WIDTH = 100
 COLUMNS = ("Repo", "Branch", "Nixpkgs Pin", "Package", "CUDA", "Python", "GPU", "Package Set", "Recipe Pattern",
@@ -495,7 +495,10 @@ def _wrap(line: str, width: int, wide: bool) -> list[str]:
     return textwrap.wrap(line, width, subsequent_indent="    ", break_long_words=False, break_on_hyphens=False)
 
 
-def render_json(rows: list[BranchStatus], target=None, notes=(), nixpkgs=None) -> str:
+UNCHECKED = "the versions each recipe builds at its real pin (pass --nixpkgs DIR or set PINSHIFT_NIXPKGS)"
+
+
+def render_json(rows: list[BranchStatus], target=None, notes=(), nixpkgs=None, real: bool = False) -> str:
     document = {
         "schema": SCHEMA,
         "nixpkgs": str(nixpkgs) if nixpkgs is not None else None,
@@ -506,6 +509,7 @@ def render_json(rows: list[BranchStatus], target=None, notes=(), nixpkgs=None) -
         },
         "branches": [_row_json(row) for row in rows],
         "notes": list(notes),
+        "real": {"checked": real, "unchecked": [] if real else [UNCHECKED]},
     }
     # ASCII: every escape is JSON's own, nothing left for printable; a byte that is not UTF-8 reads `\\xff`
     return json.dumps(visible_data(document), indent=2) + "\n"
@@ -536,6 +540,7 @@ def _row_json(row: BranchStatus) -> dict:
         "python": [c.to_json("version") for c in row.python],
         "patterns": [c.to_json("pattern") for c in row.patterns],
         "drift": row.drift,
+        "helpers": [{"path": path, "why": why} for path, why in sorted(row.helpers.items())],
         "problems": list(row.problems),
         "skipped": list(row.skipped),
         "error": row.error,

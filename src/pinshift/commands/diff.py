@@ -25,14 +25,18 @@ NO_NIX = ("pinshift diff evaluates recipes with nix-instantiate, which is not on
 @click.option("--output", type=click.Path(dir_okay=False), default=None, help="Write the report to FILE instead of stdout.")
 @click.option("--verbose", "-v", is_flag=True, help="List every recipe of each group (text; Markdown and JSON always do), "
               "and say when Nix could not be given a network namespace of its own.")
+@click.option("--nixpkgs", type=click.Path(file_okay=False, path_type=Path), envvar="PINSHIFT_NIXPKGS",
+              help="A local nixpkgs clone (default: $PINSHIFT_NIXPKGS): also evaluate each recipe at its real pin, "
+                   "exported from the clone, offline: the version it builds and whether its derivation changes.")
 @click.option("--markdown-limit", type=int, default=DEFAULT_MARKDOWN_LIMIT, metavar="CHARS", show_default=True,
               callback=check_markdown_limit, help="Longest Markdown report; recipe lists, then groups of recipes "
                                                   "are left out to fit, and the report says how many.")
-def diff(base, target, paths, repo, fmt, output, verbose, markdown_limit) -> None:
+def diff(base, target, paths, repo, fmt, output, verbose, nixpkgs, markdown_limit) -> None:
     """Evaluate the recipes of BASE and TARGET (read from git, nothing checked out) against pinshift's stand-in
     nixpkgs, offline, and show what each builds differently: same, changed (each attribute, before → after),
-    broken (evaluated on BASE, fails on TARGET), fixed, failing (on both), added, removed. PATHS (paths,
-    directories or globs relative to the repository root) limit the recipes shown. See docs/diff.md."""
+    broken (evaluated on BASE, fails on TARGET), fixed, failing (on both), added, removed. With --nixpkgs, also at
+    each recipe's real pin: rebuild or not (its .drv path), the versions, broken with Nix's message, or cannot tell.
+    PATHS (paths, directories or globs relative to the repository root) limit the recipes shown. See docs/diff.md."""
     from pinshift.checks.build_diff import diff_commits
     from pinshift.checks.evaluation import find_nix
     from pinshift.errors import UsageError
@@ -46,8 +50,12 @@ def diff(base, target, paths, repo, fmt, output, verbose, markdown_limit) -> Non
     if nix is None:
         raise UsageError(NO_NIX)
     repository = Repository.open_to_read(repo, f"--repo {repo}")
+    if nixpkgs is not None:
+        from pinshift.checks.nixpkgs import NixpkgsCheckout
+
+        NixpkgsCheckout(nixpkgs)  # a folder that is not a clone: one line, before anything is evaluated
     result = diff_commits(repository, base, target, paths, nix,
-                          note=lambda line: click.echo(printable(line), err=True))
+                          note=lambda line: click.echo(printable(line), err=True), nixpkgs=nixpkgs)
     if verbose:
         from pinshift.checks.nix_process import network_note
 
@@ -59,5 +67,5 @@ def diff(base, target, paths, repo, fmt, output, verbose, markdown_limit) -> Non
         click.echo(printable(f"pinshift: {count_line(result.recipes)}; report written to {output}"), err=True)
     else:
         echo_report(text)
-    if result.broken:
+    if result.broken or result.real_broken:
         raise click.exceptions.Exit(1)

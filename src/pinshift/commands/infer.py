@@ -28,8 +28,10 @@ def infer(base: str, target: str, files: tuple[str, ...], output: str | None, re
 
     Reads both commits from git's objects (your checkout is not touched), infers steps of the
     bundled kinds from their differences, plans the recipe from BASE in memory as `pinshift
-    migrate --dry-run` does and compares every file with TARGET. Exit 0 when every changed file
-    is reproduced byte for byte, 1 when differences remain (listed as residue), 2 on usage errors.
+    migrate --dry-run` does and compares every file with TARGET. When no step explains every file,
+    the recipe holds the steps that explain what they can and lists the files still to edit by hand
+    (in its comment block and the summary). Exit 0 when every changed file is reproduced byte for
+    byte, 1 when files remain to edit by hand (listed, with the residue), 2 on usage errors.
     """
     from pinshift.infer.engine import InferOptions, infer as run
     from pinshift.infer.report import recipe_text, summary
@@ -46,8 +48,9 @@ def infer(base: str, target: str, files: tuple[str, ...], output: str | None, re
         lines.append(f"recipe written to {output}")
     elif text is not None:
         click.echo(text, nl=False)
-    else:
-        lines.append("no step could be inferred: no recipe written")
+    else:  # a recipe needs a step: the files to edit by hand are listed above
+        lines.append("no step reproduces a change byte for byte (each candidate changes what TARGET does not): no "
+                     "recipe written; every changed file is to edit by hand")
     click.echo("\n".join(printable(line) for line in lines), err=not output)  # a newline in a name stays escaped
     if not inference.complete:
         raise click.exceptions.Exit(1)

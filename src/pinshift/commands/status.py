@@ -70,7 +70,7 @@ def status(repos, branches, files, fmt, nixpkgs, align_to, pick, recipe_for, che
         click.echo(printable(_recipe(result, options, recipe_for), keep_newlines=True), nl=False)
         return
     if fmt == "json":
-        text = render_json(result.rows, result.target, result.notes, nixpkgs)
+        text = render_json(result.rows, result.target, result.notes, nixpkgs, result.real)
     elif fmt == "markdown":
         text = render_markdown(result.rows, result.target, result.notes, verbose)
     else:

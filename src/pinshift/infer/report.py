@@ -36,6 +36,12 @@ def proof_lines(inference: Inference, limit: int | None, indent: str = "  ") -> 
     lines = [f"proof: {coverage.summary()}"]
     if inference.comparison.outside:
         lines.append(f"{indent}({_plural(inference.comparison.outside, 'changed file')} outside --files not compared)")
+    by_hand = hand_edits(inference)
+    if by_hand:
+        after = ("after `pinshift migrate` with this recipe" if inference.steps
+                 else "no step reproduces any of their changes")
+        lines.append(f"edit by hand: {_plural(len(by_hand), 'file')} a maintainer still edits ({after}; the "
+                     "residue below shows what):")
     for name, paths in (("partly reproduced", coverage.partly), ("not reproduced", coverage.missed)):
         if not paths:
             continue
@@ -74,6 +80,13 @@ def proof_lines(inference: Inference, limit: int | None, indent: str = "  ") -> 
         if len(shown) < len(inference.dropped):
             lines.append(f"{indent}… and {len(inference.dropped) - len(shown)} more (--verbose lists them all)")
     return lines
+
+
+def hand_edits(inference: Inference) -> list[str]:
+    """The changed files no step reproduces byte for byte (partly or not at all), in path order: what a
+    maintainer still edits by hand after migrating with the recipe."""
+    coverage = inference.coverage
+    return sorted(coverage.partly + coverage.missed) if coverage is not None else []
 
 
 def recipe_text(inference: Inference) -> str:

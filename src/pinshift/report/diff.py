@@ -1,4 +1,4 @@
-"""What the recipes build, rendered: `pinshift diff` (text, Markdown, JSON `pinshift.diff/1`) and the "What the
+"""What the recipes build, rendered: `pinshift diff` (text, Markdown, JSON `pinshift.diff/2`) and the "What the
 recipes build" section of migrate's report.
 
 Recipes whose status and changes (or error) are the same are one line, the first of them named
@@ -12,6 +12,8 @@ same first, broken ones last), and a line counts what was left out.
 
 from __future__ import annotations
 
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
+
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -23,7 +25,7 @@ from pinshift.report.display import printable
 from pinshift.report.markdown_fit import LIMIT, Part, cut, leave_out
 from pinshift.report.totals import endpoint, plural
 
-SCHEMA = "pinshift.diff/1"
+SCHEMA = "pinshift.diff/2"
 LISTED = 50  # recipes a Markdown group lists (a pull-request comment stays short)
 
 
@@ -82,7 +84,77 @@ def render_text(result, verbose: bool = False) -> str:
         for number, line in enumerate(group_line(found, verbose)):
             lines.append(f"{found.status}: {line}" if number == 0 else line)
     lines.append(count_line(result.recipes))
+    lines += real_lines(result.real, verbose)
     return "\n".join(lines) + "\n"
+
+
+# --- at the real pins (--nixpkgs) -------------------------------------------------------------------------------------
+
+
+def real_group_line(found, verbose: bool = False) -> list[str]:
+    """`66 recipes rebuild: torch 2.9.1 → 2.9.1 (first: path; --verbose lists all)`; one recipe: `path: rebuild: …`."""
+    from pinshift.checks.real_changes import real_words
+
+    recipes = found.recipes
+    words = real_words(found.first)
+    if len(recipes) == 1:
+        return [printable(f"{recipes[0].label}: {words}")]
+    line = f"{_recipes(len(recipes))} {words}"
+    if not verbose:
+        return [printable(f"{line} (first: {found.first.label}; --verbose lists all)")]
+    return [printable(f"{line}:")] + [printable(f"  {diff.label}") for diff in recipes]
+
+
+def real_count_line(real) -> str:
+    """`66 recipes at the real pins: 64 rebuild, 1 broken, 1 cannot tell`."""
+    from pinshift.checks.real_changes import real_counts
+
+    parts = [f"{number} {status}" for status, number in real_counts(real).items() if number]
+    return f"{_recipes(len(real))} at the real pins: {', '.join(parts) if parts else 'none'}"
+
+
+def real_lines(real, verbose: bool = False, prefix: str = "real: ") -> list[str]:
+    """The text lines of the real build: one per group and the counts; None (no clone): the unchecked line."""
+    from pinshift.checks.real_changes import UNCHECKED, group_real
+
+    if real is None:
+        return [f"unchecked: {UNCHECKED}"]
+    lines = []
+    for found in group_real(real):
+        for number, line in enumerate(real_group_line(found, verbose)):
+            lines.append(f"{prefix}{line}" if number == 0 else line)
+    lines.append(real_count_line(real))
+    return lines
+
+
+def real_markdown(real) -> list[str]:
+    from pinshift.checks.real_changes import UNCHECKED, group_real, real_words
+
+    if real is None:
+        return [f"> Unchecked: {markdown_text(UNCHECKED)}", ""]
+    lines = ["### At the real pins", "", f"{real_count_line(real)} (evaluated offline against the --nixpkgs clone).", ""]
+    for found in group_real(real):
+        head = (f"{code(found.first.label)}: " if len(found.recipes) == 1 else f"{_recipes(len(found.recipes))}: ")
+        lines.append(f"- **{found.status}** — {head}{code(real_words(found.first))}")
+        if len(found.recipes) > 1:
+            lines += [f"  <details><summary>{len(found.recipes)} files</summary>", ""]
+            lines += [f"  - {code(diff.label)}" for diff in found.recipes[:LISTED]]
+            if len(found.recipes) > LISTED:
+                lines.append(f"  - … and {len(found.recipes) - LISTED} more (`--format json` lists all)")
+            lines += ["", "  </details>"]
+    return lines + [""]
+
+
+def real_json(real) -> dict[str, Any]:
+    from pinshift.checks.real_changes import UNCHECKED, group_real, real_counts, real_data, real_words
+
+    if real is None:
+        return {"checked": False, "unchecked": [UNCHECKED]}
+    return {"checked": True, "unchecked": [], "counts": real_counts(real),
+            "recipes": [{"path": diff.path, **real_data(diff)} for diff in real],
+            "groups": [{"status": found.status, "count": len(found.recipes),
+                        "recipes": [diff.path for diff in found.recipes], "summary": real_words(found.first)}
+                       for found in group_real(real)]}
 
 
 def render_markdown(result, limit: int = LIMIT) -> str:
@@ -91,8 +163,10 @@ def render_markdown(result, limit: int = LIMIT) -> str:
             f"{count_line(result.recipes)} ({code(result.base_commit[:7])} → {code(result.target_commit[:7])}).", ""]
     found = group(result.recipes, result.keys)
 
+    tail = real_markdown(getattr(result, "real", None))
+
     def render(dropped: set) -> str:
-        return "\n".join(head + markdown_groups(found, dropped)) + "\n"
+        return "\n".join(head + markdown_groups(found, dropped) + [""] + tail).rstrip("\n") + "\n"
 
     text, _ = leave_out(render, group_parts(found), limit)
     return cut(text, limit)
@@ -161,6 +235,7 @@ def diff_data(result) -> dict[str, Any]:
         "groups": groups_data(result.recipes, result.keys),
         "evaluation": {"evaluated": result.stats.evaluated, "remembered": result.stats.remembered,
                        "calls": result.stats.calls},
+        "real": real_json(result.real),
     }
 
 
@@ -215,6 +290,7 @@ def builds_lines(builds, verbose: bool = False) -> list[str]:
                          "(--verbose or --format json lists them)")
         if not any(diff.status != "same" for diff in builds.recipes):
             lines.append(f"{_recipes(len(builds.recipes))}: nothing changes")
+        lines += real_lines(getattr(builds, "real", None), verbose)
     lines.extend(printable(f"note: {note}") for note in builds.notes)
     return lines
 
@@ -239,6 +315,7 @@ def builds_markdown(builds, dropped: set = frozenset()) -> list[str]:
             lines += markdown_groups(builds_found(builds), dropped)
         else:
             lines.append("Nothing changes.")
+        lines += [""] + real_markdown(getattr(builds, "real", None))[:-1]
     lines += [f"> {markdown_text(note)}" for note in builds.notes]
     lines.append("")
     return lines
@@ -254,4 +331,5 @@ def builds_data(builds) -> dict[str, Any] | None:
         "recipes": [recipe_data(diff) for diff in builds.recipes if diff.status != "same"],
         "groups": groups_data([d for d in builds.recipes if d.status != "same"], builds.keys),
         "notes": list(builds.notes),
+        "real": real_json(getattr(builds, "real", None)) if builds.checked else None,
     }
