@@ -7,6 +7,10 @@ prefix, formatting and comments stay as they were. A constant or assertion
 that is not found is a warning, as is one whose value is not a plain string
 literal (an f-string, a number, a call), which is left alone.
 
+A value may be a fact of the branch, `{facts.version}` (docs/doc-steps.md): what its recipes say after the
+steps. A typed `torch.__version__` assertion is checked against the version the recipes build (contradicted:
+no branch); a typed constant cannot be checked, and migrate's report names it unchecked.
+
 Parameters:
     constants  table of NAME = new value (module-level `NAME = "..."` or `NAME: str = "..."`)
     asserts    table of expression = new value, for `assert <expression> == "..."`
@@ -29,7 +33,7 @@ from typing import TYPE_CHECKING
 
 from pinshift.edits import Edit
 from pinshift.errors import ParamError
-from pinshift.steps.kind import StepContext, StepOutput
+from pinshift.steps.kind import Claim, StepContext, StepOutput
 
 if TYPE_CHECKING:  # libcst loads only when a Python file is planned (keeps Nix-only runs light)
     import libcst as cst
@@ -57,6 +61,23 @@ class Params:
         for name in self.constants:
             if not name.isidentifier():
                 raise ParamError("constants", f"constants.{name} is not a Python name")
+
+
+def claims(params: Params) -> list[Claim]:
+    """Each typed value, for migrate to hold to the branch's facts (docs/doc-steps.md): an assertion on a package's
+    `__version__` (`torch.__version__`) states that package's version; a constant states nothing a fact can check,
+    and is named unchecked. A value written as `{facts.version}` is the fact itself."""
+    found = []
+    for expression, value in params.asserts.items():
+        if "{facts." in value:
+            continue
+        package, dot, rest = expression.replace(" ", "").partition(".")
+        is_version = dot and rest == "__version__"
+        found.append(Claim(f"asserts.{expression}", value, "version" if is_version else None,
+                           package.lower() if is_version else ""))
+    found += [Claim(f"constants.{name}", value, None) for name, value in params.constants.items()
+              if "{facts." not in value]
+    return found
 
 
 def needles(params: Params) -> tuple[bytes, ...]:

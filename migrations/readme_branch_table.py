@@ -22,6 +22,12 @@ column (header `Branch`, case-insensitive, or `branch-column`):
   `base`" self-reference in a heading or paragraph names `target`.
 
 `base` and `target` are usually `{base}` and `{target}`: the migration's actual branches.
+A cell's value (and `revision`) may be a fact, `{facts.version}`, `{facts.pin}`, `{facts.revision}`,
+`{facts.python}`, `{facts.cuda}`, `{facts.gpus}`, `{facts.variants}`: what the branch's recipes say after the
+steps, filled by migrate (`?` when nothing states it). A typed value in a column whose header names a fact
+(`Nixpkgs Pin`, `Python`, `CUDA`, `GPU`, `Variants`, `Version`) or a package (`PyTorch`: its version), and a
+typed `revision`, are checked against the facts: contradicted, no branch is made; not checkable (`Min
+Driver`), the report names it unchecked (docs/doc-steps.md).
 
 A branch name or a value is written for where it stands (pinshift.languages.markdown_escape): inside a code
 span the span is rebuilt with a backtick run longer than any inside, in a link address it is percent-encoded,
@@ -61,7 +67,7 @@ from urllib.parse import quote
 
 from pinshift.languages import markdown_escape
 from pinshift.languages.markdown import MarkdownDocument, Row, Table, plain_text
-from pinshift.steps.kind import StepContext, StepOutput
+from pinshift.steps.kind import Claim, StepContext, StepOutput
 
 NAME = "readme-branch-table"
 # What it intends to change in what a recipe builds (pinshift.checks.build_check; docs/writing-steps.md): Markdown only: no recipe builds anything else.
@@ -107,6 +113,36 @@ class Params:
                 raise ParamError("columns", f"columns.{header} must be a string (quote it: \"{value}\")")
         if self.revision is not None and not _HEX.fullmatch(self.revision.encode()):
             raise ParamError("revision", "'revision' must be a hexadecimal git revision")
+
+
+# a column's header (lower case, without `**` and backticks) -> the fact of the branch's recipes its cell states
+_FACT_COLUMNS = {
+    "nixpkgs pin": "pin", "nixpkgs": "pin", "pin": "pin", "nixpkgs revision": "pin",
+    "python": "python", "python version": "python",
+    "cuda": "cuda", "cuda version": "cuda",
+    "gpu": "gpus", "gpus": "gpus", "gpu targets": "gpus", "gpu architectures": "gpus", "architectures": "gpus",
+    "variants": "variants",
+    "version": "version",
+}
+_PACKAGE_COLUMNS = ("pytorch", "torch", "vllm", "onnxruntime", "comfyui", "torchvision", "torchaudio", "triton")
+
+
+def claims(params: Params) -> list[Claim]:
+    """The typed values (no `{facts.…}` in them) that state a fact of the branch: a column whose header names a
+    fact (`Nixpkgs Pin`, `Python`, `CUDA`, `GPU`, `Variants`, `Version`) or a package (`PyTorch`: its version),
+    `revision`; any other column (`Min Driver`) is a claim no fact checks."""
+    found = []
+    for header, value in params.columns.items():
+        if "{facts." in value:
+            continue
+        name = re.sub(r"[*`_]", "", header).strip().lower()
+        if name in _PACKAGE_COLUMNS:
+            found.append(Claim(f"columns.{header}", value, "version", name))
+        else:
+            found.append(Claim(f"columns.{header}", value, _FACT_COLUMNS.get(name)))
+    if params.revision is not None and "{facts." not in params.revision:
+        found.append(Claim("revision", params.revision, "revision"))
+    return found
 
 
 def needles(params: Params) -> tuple[bytes, ...]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 from conftest import git
 from fanout_repo import RECIPE, repo  # noqa: F401
@@ -78,9 +79,40 @@ def test_a_fan_out_makes_the_other_branches_and_names_the_stopped_base(repo, run
     assert result.exit_code == 1, result
     made = sorted(b for b in git(repo, "branch", "--format=%(refname:short)").split() if b.endswith("-pin0182a36"))
     assert made == ["pytorch-2.9-b-pin0182a36", "pytorch-2.9-pin0182a36"]  # (pytorch-2.9-broken fails: refused)
-    assert re.search(r"pytorch-2\.9-python311 → pytorch-2\.9-python311-pin0182a36 +FAILED", result.stdout), result.stdout
-    assert re.search(r"failed: pytorch-2\.9-python311: pytorch-2\.9-python311 \([0-9a-f]+\): step 1/2 pin-swap "
-                     r"changes nothing \(.*pins 46336d4.*; no branch made", result.stdout), result.stdout
+    assert re.search(r"pytorch-2\.9-python311 → pytorch-2\.9-python311-pin0182a36 +skipped +1:- 2:66 ", result.stdout), \
+        result.stdout
+    assert re.search(r"^skipped: pytorch-2\.9-python311: pytorch-2\.9-python311 \([0-9a-f]+\): step 1/2 pin-swap "
+                     r"changes nothing \(.*pins 46336d4, not '6a030d5'.*; no branch made$", result.stdout, re.M), \
+        result.stdout
+    assert "failed: pytorch-2.9-python311" not in result.stdout
+    assert re.search(r"bases done: .*1 skipped", result.stdout), result.stdout
+
+
+def test_a_fan_out_says_skipped_in_json_and_in_a_dry_run(repo, run_cli):
+    """The JSON fan-out report (docs/fanout-schema.json) names the status and the reason; a dry run says the
+    same as what a run would do, and keeps the report's exit code (0: nothing failed)."""
+    other_pin(repo)
+    refs = git(repo, "for-each-ref")
+    bases = ["--from", "pytorch-2.9-python311", "--from", "pytorch-2.9"]
+    dry = run_cli("migrate", recipe(repo), "--repo", str(repo), *bases, "--dry-run", "--format", "json")
+    assert dry.exit_code == 0, dry
+    assert git(repo, "for-each-ref") == refs
+    rows = {row["base"]: row for row in json.loads(dry.stdout)["branches"]}
+    assert rows["pytorch-2.9"]["status"] == "planned" and rows["pytorch-2.9"]["reason"] is None
+    skipped = rows["pytorch-2.9-python311"]
+    assert skipped["status"] == "skipped" and skipped["report"] is not None
+    assert "step 1/2 pin-swap changes nothing" in skipped["reason"]
+    assert skipped["reason"].endswith("; a run would make no branch")
+    schema = json.loads((Path(__file__).parent.parent / "docs" / "fanout-schema.json").read_text())
+    status = schema["properties"]["branches"]["items"]["properties"]["status"]["enum"]
+    assert {row["status"] for row in rows.values()} <= set(status) and "skipped" in status
+    done = run_cli("migrate", recipe(repo), "--repo", str(repo), *bases, "--format", "json")
+    assert done.exit_code == 1, done
+    rows = {row["base"]: row for row in json.loads(done.stdout)["branches"]}
+    assert rows["pytorch-2.9"]["status"] == "created" and rows["pytorch-2.9-python311"]["status"] == "skipped"
+    assert rows["pytorch-2.9-python311"]["reason"].endswith("; no branch made")
+    assert rows["pytorch-2.9-python311"]["target_commit"] is None
+    assert git(repo, "branch", "--list", "pytorch-2.9-python311-pin0182a36") == ""
 
 
 def test_a_recipe_that_changes_nothing_at_all_is_still_nothing_to_change(repo, run_cli):

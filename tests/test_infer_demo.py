@@ -17,6 +17,8 @@ import pytest
 from click.testing import CliRunner
 from conftest import FIXTURES, git
 
+from pinshift.recipes.placeholders import fill_facts
+
 from pinshift.cli import main
 from pinshift.demo.build import build_demo
 from pinshift.demo.python_branch import PARAGRAPH, RECIPE_FILE as PYTHON311_RECIPE, build_python312_demo
@@ -92,12 +94,16 @@ def test_seed_migration_is_inferred_with_the_bundled_recipes_parameters(seed):
             assert mine["params"] == theirs["params"], mine["kind"]
     readme, = steps_of(recipe, "readme-branch-table")
     theirs, = steps_of(original, "readme-branch-table")
+    # the bundled README step writes facts (docs/doc-steps.md); infer learns the values they took on the demo
+    facts = {"revision": "0182a361324364ae3f436a63005877674cf45efb", "pin": "0182a36", "version": "?",
+             "cuda": "12.9", "python": "3.13", "variants": "66"}
+    theirs = {**theirs, "params": fill_facts(theirs["params"], facts)}
     columns = readme["params"].pop("columns")
     assert readme["params"] == {k: v for k, v in theirs["params"].items() if k != "columns"}
-    # every column infer sets has the original's value; the others (CUDA 12.9, Python 3.13) are the base
-    # row's values, which the commit cannot tell apart from "left alone"
+    # every column infer sets has the original's value; the others (CUDA 12.9, Python 3.13, 66 variants) are
+    # the base row's values, which the commit cannot tell apart from "left alone"
     assert columns.items() <= theirs["params"]["columns"].items()
-    assert set(theirs["params"]["columns"]) - set(columns) == {"CUDA", "Python"}
+    assert set(theirs["params"]["columns"]) - set(columns) == {"CUDA", "Python", "Variants"}
     assert readme["files"] == ["README.md"] and recipe["files"] == original["files"]
     assert (recipe["base"], recipe["target"]) == ("pytorch-2.9", "pytorch-2.10-cuda12_9")
 

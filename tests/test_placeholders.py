@@ -147,13 +147,13 @@ def test_migrate_from_another_base_updates_its_rows(trial_repo, run_cli):
     result = run_cli("migrate", BUNDLED, "--from", TRIAL_BASE, "--repo", str(trial_repo))
     assert result.exit_code == 0, result
     assert "warning" not in result.stdout
-    assert blob(trial_repo, BUNDLED, "README.md") == (DOCS / "README-trial.expected.md").read_bytes()
+    assert blob(trial_repo, BUNDLED, "README.md") == (DOCS / "README-trial.facts.expected.md").read_bytes()
 
 
 def test_migrate_with_branch_names_the_new_branch_in_rows_banner_heading_and_commit(trial_repo, run_cli):
     result = run_cli("migrate", BUNDLED, "--from", TRIAL_BASE, "--branch", "my-2.10", "--repo", str(trial_repo))
     assert result.exit_code == 0, result
-    expected = (DOCS / "README-trial.expected.md").read_bytes().replace(b"pytorch-2.10-cuda12_9", b"my-2.10")
+    expected = (DOCS / "README-trial.facts.expected.md").read_bytes().replace(b"pytorch-2.10-cuda12_9", b"my-2.10")
     assert blob(trial_repo, "my-2.10", "README.md") == expected
     subject = git(trial_repo, "log", "-1", "--format=%s", "my-2.10")
     body = git(trial_repo, "log", "-1", "--format=%b", "my-2.10")
@@ -177,7 +177,7 @@ def test_from_a_remote_tracking_branch_means_its_branch_name(seed_repo, tmp_path
     git(clone, "branch", "-q", "-D", "pytorch-2.9")
     result = run_cli("migrate", BUNDLED, "--from", "origin/pytorch-2.9", "--repo", str(clone))
     assert result.exit_code == 0, result
-    assert blob(clone, BUNDLED, "README.md") == (DOCS / "README.expected.md").read_bytes()
+    assert blob(clone, BUNDLED, "README.md") == (DOCS / "README.facts.expected.md").read_bytes()
 
 
 def test_from_a_commit_falls_back_to_the_recipe_base(seed_repo, run_cli):
@@ -185,7 +185,7 @@ def test_from_a_commit_falls_back_to_the_recipe_base(seed_repo, run_cli):
     sha = git(seed_repo, "rev-parse", "HEAD").strip()
     result = run_cli("migrate", BUNDLED, "--from", sha, "--repo", str(seed_repo))
     assert result.exit_code == 0, result
-    assert blob(seed_repo, BUNDLED, "README.md") == (DOCS / "README.expected.md").read_bytes()
+    assert blob(seed_repo, BUNDLED, "README.md") == (DOCS / "README.facts.expected.md").read_bytes()
 
 
 def test_ci_guard_on_a_migrated_commit_leaves_the_readme_alone(seed_repo, run_cli):

@@ -174,14 +174,16 @@ def test_garbage_in_the_memo_is_a_miss(run_cli, demo, memo_on, monkeypatch, tmp_
     stored.write_bytes(b"pinshift-plan-memo/0\n" + data[len(plan_memo.FORMAT):])
     planned = _counting(monkeypatch)
     assert _report(run_cli, demo, RECIPE, out=tmp_path / "header.json") == cold
-    assert len(planned) == 67
+    # the recipes' 66 plans: the README step writes facts, so it is planned after them, in a memo file of its own
+    # (pinshift.branches.doc_facts), which this test leaves alone
+    assert len(planned) == 66
     records, offset = [], len(plan_memo.FORMAT)
     data = stored.read_bytes()
     while offset < len(data):
         key, length = struct.unpack_from(">20sI", data, offset)
         records.append((key, data[offset + 24 : offset + 24 + length]))
         offset += 24 + length
-    assert len(records) == 67
+    assert len(records) == 66
     bad = {records[0][0]: b"not compressed at all", records[1][0]: zlib.compress(pickle.dumps(["not", "a", "plan"]))}
     stored.write_bytes(plan_memo.FORMAT + b"".join(struct.pack(">20sI", k, len(bad.get(k, v))) + bad.get(k, v)
                                                    for k, v in records))

@@ -157,7 +157,10 @@ def test_unquoted_column_value_is_a_recipe_error(tmp_path):
 
 
 def test_bundled_recipe_readme_step_has_the_seed_values(make_repo):
-    """Seed 002 step 5: PyTorch 2.10.0, CUDA 12.9, Python 3.13, min driver 560+, pin 0182a36, as its own step."""
+    """Seed 002 step 5, as its own step: the columns are facts (docs/doc-steps.md), and with the seed's facts
+    (PyTorch 2.10.0, CUDA 12.9, Python 3.13, 66 variants, pin 0182a36) it writes the seed's row; min driver 560+
+    is typed."""
+    from pinshift.recipes.placeholders import fill_facts
     from pinshift.recipes.recipe import find_recipe
     from pinshift.planning.runner import WorkingSet, plan_step
 
@@ -165,7 +168,12 @@ def test_bundled_recipe_readme_step_has_the_seed_values(make_repo):
     (step,) = [s for s in recipe.steps if s.kind == "readme-branch-table"]
     assert recipe.files_for(step) == ("README.md",)
     (resolved,) = [(s, k, p) for s, k, p in validate_recipe(recipe, available_kinds()) if k.name == step.kind]
-    _, kind, params = resolved
+    validated, kind, _ = resolved
+    assert validated.facts == ("revision", "version", "cuda", "python", "variants", "pin")
+    assert validated.params["columns"]["PyTorch"] == "{facts.version}"
+    facts = {"revision": "0182a361324364ae3f436a63005877674cf45efb", "pin": "0182a36", "version": "2.10.0",
+             "cuda": "12.9", "python": "3.13", "variants": "66"}
+    params = kind.parse_params(fill_facts(validated.params, facts))
     assert (params.base, params.target) == ("pytorch-2.9", "pytorch-2.10-cuda12_9")  # the recipe's own branches
     root = make_repo({"README.md": (DOCS / "README.md").read_bytes(), "docs/README.md": b"| Branch |\n"})
     plan = plan_step(WorkingSet(DirectoryTree(root)), kind, params, recipe.files_for(step))

@@ -1,7 +1,8 @@
 """Branches: a recipe run onto one base or many, committed one step at a time on a new branch.
 
 `migrate` (one base: prepare, plan, check, commit each step, `--resume`, `--keep-partial`), `resume` (an
-existing branch's commits checked against the recipe, and the base it is on), `fanout`
+existing branch's commits checked against the recipe, and the base it is on), `doc_facts` (`{facts.…}`
+filled from the planned recipes, typed values held to them), `fanout`
 (several bases: their targets named and checked before any work, one worker per base), `workers` (the
 fan-out's worker processes: a signal reaches all of them, none outlives pinshift).
 

@@ -5,8 +5,8 @@ of a single-base run and goes through `pinshift.branches.migrate` exactly as alo
 planned, committed — in a worker process of its own (up to the CPU count; pinshift.branches.workers),
 so a base that fails (missing, a refused file, a `--strict` warning, an existing target
 without `--force`) leaves no branch for that base and does not stop the others. What comes
-back is a value per base (`BaseOutcome`): created, nothing to change, planned (dry run) or
-failed with the reason.
+back is a value per base (`BaseOutcome`): created, nothing to change, planned (dry run),
+skipped (a step the recipe needs changes nothing there: no branch, the reason) or failed with the reason.
 
 Every base's target is named before any worker starts (`plan_targets`): `{base}` in the
 template is the name the user gave (`pinshift.recipes.placeholders.base_name`: a tag's name, a commit
@@ -45,7 +45,8 @@ class StepLine:
 
 @dataclass
 class BaseOutcome:
-    """What happened to one base: `status` is created, nothing to change, planned (dry run) or failed."""
+    """What happened to one base: `status` is created, nothing to change, planned (dry run), skipped (a needed
+    step changes nothing there, `migrate.needless`: no branch, `reason` says why) or failed."""
 
     base: str
     target: str
@@ -61,6 +62,10 @@ class BaseOutcome:
     @property
     def failed(self) -> bool:
         return self.status == "failed"
+
+    @property
+    def skipped(self) -> bool:
+        return self.status == "skipped"
 
     @property
     def warnings(self) -> int:
@@ -187,7 +192,7 @@ def _steps(plan: Plan) -> list[StepLine]:
 def run_base(options, item: BaseTarget, verify=None) -> BaseOutcome:
     """One base as a single-base `pinshift migrate` would run it, onto the target `plan_targets` named;
     every PinshiftError becomes its failure."""
-    from pinshift.branches.migrate import clean_stale_worktrees, failure, plan, prepare, run
+    from pinshift.branches.migrate import clean_stale_worktrees, failure, needless, plan, prepare, run
 
     base, target = item.base, item.target
     try:
@@ -204,11 +209,19 @@ def run_base(options, item: BaseTarget, verify=None) -> BaseOutcome:
             if errors:
                 return BaseOutcome(base, target, "failed", f"--verify: {errors[0]}", 1, migration.base_commit,
                                    steps=_steps(planned), plan=planned)
+        outcome.steps = _steps(planned)
         if options.dry_run:
             problem = next((failure(s, options.strict) for s in planned.steps if failure(s, options.strict)), None)
+            reason = needless(migration, planned)
             if problem:
                 outcome.status, outcome.reason, outcome.exit_code = "failed", problem, 1
-            outcome.steps = _steps(planned)
+            elif reason is not None:  # a dry run keeps the report's exit code (docs/recipes.md)
+                outcome.status, outcome.reason = "skipped", f"{reason}; a run would make no branch"
+            return outcome
+        reason = needless(migration, planned)
+        if reason is not None:
+            left = "no branch made" if migration.target_commit is None else f"branch {target} unchanged"
+            outcome.status, outcome.reason, outcome.exit_code = "skipped", f"{reason}; {left}", 1
             return outcome
         clean_stale_worktrees(migration)
         result = run(migration, planned)

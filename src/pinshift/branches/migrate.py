@@ -29,6 +29,7 @@ from pinshift.recipes.placeholders import base_name, migration_branches
 from pinshift.planning.plan import Plan, StepPlan, iter_tree_changes
 from pinshift.recipes.recipe import Recipe, RecipeStep, find_recipe, validate_recipe
 from pinshift.planning.runner import RunOptions, plan_recipe
+from pinshift.branches.doc_facts import plan_with_facts
 from pinshift.steps.registry import available_kinds
 from pinshift.steps.kind import StepKind
 from pinshift.steps.trust import Consent
@@ -201,7 +202,7 @@ def plan(migration: Migration) -> Plan:
     if migration.first_step > len(migration.steps):
         result = Plan(recipe=migration.recipe.name, steps=[])
     else:
-        result = plan_recipe(tree, migration.recipe, migration.steps, migration.options.run, migration.first_step)
+        result = plan_with_facts(migration, tree)  # plan_recipe, with `{facts.…}` filled and typed values checked
     result.repository = str(repository.root)
     result.base, result.base_commit = migration.base, migration.base_commit
     result.target = migration.target

@@ -1,9 +1,10 @@
 """Knowing recipe repositories: what each recipe says and whether it fits a pin, never changing a file.
 
 Facts (`facts`, `built`, `resolve`, `notation`: every notation with its source), `status` across branches and
-repositories, `scan` (the variant matrix), `lint` (names against contents; `lint_references`: the reference
-graph's findings; `annotations`: findings as GitHub workflow commands and SARIF), `verify` (against a
-nixpkgs checkout), `alignment` (the one pin a branch uses),
+repositories, `branch_facts` (a planned branch's facts for `{facts.…}`, and typed values judged by them),
+`scan` (the variant matrix), `lint` (names against contents; `lint_references`: the reference graph's findings;
+`annotations`: findings as GitHub workflow commands and SARIF), `verify` (against a nixpkgs checkout),
+`alignment` (the one pin a branch uses),
 `pin_inputs` (what steps ask of a nixpkgs clone or a sibling repository, answered before planning so steps
 stay pure), and what the recipes build: `evaluation` (the real nix-instantiate against the stand-in nixpkgs
 in `standin/`), `snapshots` (written by `tree_writer` through folder descriptors), `summary_memo`,

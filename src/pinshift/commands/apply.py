@@ -116,15 +116,21 @@ def typed(hint: Any, value: Any) -> Any:
 
 
 def _expanded(kind, values: dict[str, Any]) -> dict[str, Any]:
-    """`{{`/`}}` unescaped; `{base}`/`{target}` are a usage error: apply runs outside any migration."""
-    from pinshift.recipes.placeholders import PlaceholderError, expand_params
+    """`{{`/`}}` unescaped; `{base}`/`{target}` and `{facts.…}` are a usage error: apply runs outside any
+    migration, on no branch."""
+    from pinshift.recipes.placeholders import PlaceholderError, expand_params, facts_in
 
     try:
-        return expand_params(values, {}, kind.own_placeholders)
+        expanded = expand_params(values, {}, kind.own_placeholders)
     except PlaceholderError as error:
         hint = f"apply has no migration, so write the branch name itself (--set {error.key}=BRANCH)" \
             if error.known else f"`pinshift show --step {kind.name}` lists its parameters"
         raise UsageError(f"{kind.name}: {error}; {hint}") from None
+    for key, value in expanded.items():
+        if facts_in(value):
+            raise UsageError(f"{kind.name}: '{key}': {{facts.{facts_in(value)[0]}}} is a fact of a branch's recipes after "
+                             f"a migration's steps, and apply runs on no branch: write the value itself")
+    return expanded
 
 
 def step_params(kind, settings: tuple[str, ...]) -> tuple[Any, dict[str, Any]]:

@@ -87,7 +87,7 @@ def verify_failed(migration, planned, verify) -> bool:
 
 def run_fanout(options, bases, report, verify=None) -> int:
     """Several bases (pinshift.branches.fanout, each a `BaseTarget`): the summary table, each branch's report where
-    asked; 1 if any base failed."""
+    asked; 1 if any base failed, or was skipped by a run (a needed step changes nothing there: no branch)."""
     from pinshift.branches.fanout import FanoutInterrupted, run_all
     from pinshift.interrupts import Interrupted
     from pinshift.report import fanout as fanout_report
@@ -109,7 +109,7 @@ def run_fanout(options, bases, report, verify=None) -> int:
     created = [o.target for o in outcomes if o.status == "created"]
     with report_after_commits(f"branches {', '.join(created)} were created" if created else None):
         _write_fanout_reports(outcomes, report, fmt, recipe, options, table)
-    code = 1 if any(o.failed for o in outcomes) else 0
+    code = 1 if any(o.failed or (o.skipped and not options.dry_run) for o in outcomes) else 0
     if report.check and any(o.plan is not None and o.plan.would_change for o in outcomes):
         code = 1
     return code

@@ -226,6 +226,8 @@ def recipe_origin(argument: str, recipe) -> str:
 
 def recipe_description(recipe, origin: str, resolved, kinds: dict, root: Path) -> list[str]:
     """The recipe as it will run: every step with all its parameters, defaults filled in."""
+    from pinshift.recipes.placeholders import facts_in
+
     lines = [f"recipe {recipe.name} ({origin})"]
     for label, value in (("description", recipe.description), ("base", recipe.base), ("target", recipe.target),
                          ("files", ", ".join(recipe.files))):
@@ -237,10 +239,12 @@ def recipe_description(recipe, origin: str, resolved, kinds: dict, root: Path) -
         lines += ["", f"step {index}/{total} {kind.name}: {step.title}"]
         if step.files is not None:
             lines.append(f"  files: {', '.join(step.files)}")
-        given = {_kebab(k) for k in step.params}
+        given = {_kebab(k): v for k, v in step.params.items()}
         rows = []
         for f in dataclasses.fields(params):
-            key, value = _kebab(f.name), toml_value(getattr(params, f.name))
+            key = _kebab(f.name)
+            # a parameter with `{facts.…}` is shown as written: its typed value is only a sample until migrate
+            value = toml_value(given[key] if key in given and facts_in(given[key]) else getattr(params, f.name))
             rows.append((key, value if key in given else f"{value} (default)"))
         width = max((len(key) for key, _ in rows), default=0)
         lines.extend(f"  {key:<{width}}  = {value}" for key, value in rows)

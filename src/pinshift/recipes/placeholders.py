@@ -13,6 +13,14 @@ Only `{name}` (a name right between two braces) is a placeholder; any other
 brace is text, so Nix expressions and regular expressions pass unchanged. A step kind
 may have placeholders of its own (pin-nixpkgs' `url` says `{rev}`: its module's
 `PLACEHOLDERS`); those are left as written, for the step to fill.
+
+`{facts.NAME}` (`FACTS`: pin, revision, python, cuda, gpus, variants, version, package) stands for what the
+branch's recipes say after the steps (docs/doc-steps.md#facts-instead-of-typed-values). `expand` keeps
+them as written; `fill_facts` fills them once pinshift.checks.branch_facts has read the planned tree:
+
+    expand("{facts.pin}", {})                             ->  "{facts.pin}"
+    fill_facts("PyTorch {facts.version}", {"version": "2.9.1"})  ->  "PyTorch 2.9.1"
+    facts_in("{facts.cuda} / {facts.python}")             ->  ("cuda", "python")
 """
 
 from __future__ import annotations
@@ -22,8 +30,22 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 PLACEHOLDERS = ("base", "target")
-_TOKEN = re.compile(r"\{\{|\}\}|(?<!\$)\{([A-Za-z_][\w-]*)\}")  # `${version}` is Nix's or the shell's
+# `{facts.NAME}`: what the recipes say after the steps (pinshift.checks.branch_facts), and a value of its shape that
+# a kind's Params accept, to check a step's parameters before any file is read (the real value is checked again)
+FACTS = {
+    "pin": ("the nixpkgs pin every recipe uses, abbreviated to 7 characters (0182a36)", "0000000"),
+    "revision": ("the same pin in full, 40 hexadecimal characters", "0" * 40),
+    "python": ("the Python version the recipes build for (3.13)", "3.13"),
+    "cuda": ("the CUDA version of the GPU recipes (12.9)", "12.9"),
+    "gpus": ("the GPU targets of the GPU recipes, lowest first (sm61 / sm75 / sm90)", "sm90"),
+    "variants": ("how many build recipes the branch has (66)", "1"),
+    "version": ("the version of the package the recipes build (2.9.1): as the recipes state it, else at the pin in "
+                "the --nixpkgs clone", "0.0.0"),
+    "package": ("the package the recipes build (pytorch)", "package"),
+}
+_TOKEN = re.compile(r"\{\{|\}\}|(?<!\$)\{([A-Za-z_][\w-]*)\}|(?<!\$)\{facts\.([A-Za-z_][\w-]*)\}")
 _KNOWN = ", ".join(f"{{{name}}}" for name in PLACEHOLDERS)
+_KNOWN_FACTS = ", ".join(f"{{facts.{name}}}" for name in FACTS)
 
 
 class PlaceholderError(ValueError):
@@ -31,7 +53,11 @@ class PlaceholderError(ValueError):
 
     def __init__(self, name: str, known: bool, key: str = ""):
         self.name, self.known, self.key = name, known, key
-        if known:
+        if name.startswith("facts.") and known:
+            text = f"{{{name}}} is a fact of the branch's recipes, which is not known here"
+        elif name.startswith("facts."):
+            text = f"unknown placeholder {{{name}}} (known facts: {_KNOWN_FACTS})"
+        elif known:
             text = f"{{{name}}} stands for the migration's {name} branch, which is not known here"
         else:
             text = f"unknown placeholder {{{name}}} (known: {_KNOWN}; write {{{{ and }}}} for a literal brace)"
@@ -40,12 +66,17 @@ class PlaceholderError(ValueError):
 
 def expand(text: str, branches: Mapping[str, str], own: Iterable[str] = ()) -> str:
     """`text` with `{base}`/`{target}` replaced from `branches` and `{{`/`}}` unescaped; the step kind's `own`
-    placeholders are kept (its step fills them)."""
+    placeholders and `{facts.NAME}` are kept (its step, and migrate once it knows the facts, fill them); in a
+    string that holds a fact, `{{`/`}}` stay doubled until `fill_facts` unescapes them."""
 
     def fill(match: re.Match) -> str:
         token = match.group(0)
         if token in ("{{", "}}"):
-            return token[0]
+            return token if facts_in(text) else token[0]  # kept for fill_facts, which unescapes them
+        if match.group(2) is not None:
+            if match.group(2) not in FACTS:
+                raise PlaceholderError(f"facts.{match.group(2)}", known=False)
+            return token
         name = match.group(1)
         if name in own:
             return token
@@ -56,6 +87,50 @@ def expand(text: str, branches: Mapping[str, str], own: Iterable[str] = ()) -> s
         return branches[name]
 
     return _TOKEN.sub(fill, text)
+
+
+def facts_in(value: Any) -> tuple[str, ...]:
+    """The `{facts.NAME}` names `value` (a string, or strings inside lists and tables) uses, in order, once each."""
+    found: list[str] = []
+    if isinstance(value, str):
+        found = [m.group(2) for m in _TOKEN.finditer(value) if m.group(2) is not None]
+    elif isinstance(value, (list, tuple)):
+        found = [name for item in value for name in facts_in(item)]
+    elif isinstance(value, Mapping):
+        found = [name for item in value.values() for name in facts_in(item)]
+    return tuple(dict.fromkeys(found))
+
+
+def fill_facts(value: Any, facts: Mapping[str, str]) -> Any:
+    """`value` with every `{facts.NAME}` replaced by `facts[NAME]` (and `{{`/`}}` unescaped in strings that hold a
+    fact); strings inside lists and tables too, keys as written. A name missing from `facts` is a PlaceholderError."""
+    if isinstance(value, str):
+        if not facts_in(value):
+            return value
+
+        def fill(match: re.Match) -> str:
+            token = match.group(0)
+            if token in ("{{", "}}"):
+                return token[0]
+            if match.group(2) is None:
+                return token
+            if match.group(2) not in facts:
+                raise PlaceholderError(f"facts.{match.group(2)}", known=True)
+            return facts[match.group(2)]
+
+        return _TOKEN.sub(fill, value)
+    if isinstance(value, list):
+        return [fill_facts(item, facts) for item in value]
+    if isinstance(value, tuple):
+        return tuple(fill_facts(item, facts) for item in value)
+    if isinstance(value, Mapping):
+        return {key: fill_facts(item, facts) for key, item in value.items()}
+    return value
+
+
+def sample_facts() -> dict[str, str]:
+    """A value of each fact's shape, to check a step's parameters before the facts are known."""
+    return {name: sample for name, (_, sample) in FACTS.items()}
 
 
 def expand_value(value: Any, branches: Mapping[str, str], own: Iterable[str] = ()) -> Any:

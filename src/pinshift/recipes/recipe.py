@@ -54,6 +54,16 @@ class RecipeStep:
     message: str = ""
     files: tuple[str, ...] | None = None
     optional: bool | None = None  # may change nothing on a base (None: as its kind says, StepKind.optional)
+    # the `{facts.NAME}` its params use (pinshift.recipes.placeholders.FACTS): validated with sample values, they are
+    # filled by migrate from what the recipes say after the steps (pinshift.checks.branch_facts), then checked again
+    facts: tuple[str, ...] = ()
+
+    @property
+    def text_facts(self) -> tuple[str, ...]:
+        """The `{facts.NAME}` its title and message use."""
+        from pinshift.recipes.placeholders import facts_in
+
+        return facts_in([self.title, self.message])
 
 
 @dataclass(frozen=True)
@@ -288,8 +298,11 @@ def validate_recipe(
     `branches` ({"base": ..., "target": ...}, default `recipe_branches(recipe)`) fills the
     `{base}`/`{target}` placeholders in each step's params, title and message; the steps
     returned carry the filled values, so reports and commits show what actually ran.
+    `{facts.NAME}` placeholders are kept (`RecipeStep.facts` names those of the params); such a step's
+    typed params are checked with a sample value of each fact (`placeholders.sample_facts`), and are only
+    that sample until migrate fills the facts and checks them again (pinshift.branches.migrate).
     """
-    from pinshift.recipes.placeholders import PlaceholderError, expand_params
+    from pinshift.recipes.placeholders import PlaceholderError, expand_params, facts_in, fill_facts, sample_facts
 
     for number, step in enumerate(recipe.steps, 1):
         if step.kind not in kinds:
@@ -309,10 +322,12 @@ def validate_recipe(
         except PlaceholderError as error:
             hint = f"; set {error.name} = \"BRANCH\" in the recipe" if error.known else ""
             raise RecipeError(f"{where}: {error}{hint}") from None
+        facts = facts_in(raw)
         try:
-            params = kind.parse_params(raw)
+            params = kind.parse_params(fill_facts(raw, sample_facts()) if facts else raw)
         except ParamError as error:
-            raise RecipeError(f"{where}: {error}") from None
-        step = replace(step, params=raw, title=text["title"], message=text["message"])
+            shown = f" (with a sample value for {', '.join(f'{{facts.{n}}}' for n in facts)})" if facts else ""
+            raise RecipeError(f"{where}: {error}{shown}") from None
+        step = replace(step, params=raw, title=text["title"], message=text["message"], facts=facts)
         resolved.append((step, kind, params))
     return resolved

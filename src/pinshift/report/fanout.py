@@ -1,6 +1,6 @@
 """Reports of a fan-out run: one summary of every base, and each branch's own report.
 
-- text: a table `base → target | result | per step | files | warnings`, failures with their reason;
+- text: a table `base → target | result | per step | files | warnings`, failed and skipped bases with their reason;
 - Markdown: the same table, then one section per branch holding that branch's pull-request
   report (pinshift.report.markdown), fit for one combined comment; with `--output DIR`, one
   file per branch plus `index.md` linking them (one comment per branch);
@@ -34,20 +34,21 @@ def _result(outcome) -> str:
     if outcome.status == "created":
         pushed = f", pushed to {outcome.pushed}" if outcome.pushed else ""
         return f"created {short(outcome.target_commit)}{pushed}"
-    if outcome.status == "failed":
-        return f"failed: {outcome.reason}"
+    if outcome.status in ("failed", "skipped"):
+        return f"{outcome.status}: {outcome.reason}"
     return outcome.status
 
 
 def render_table(outcomes, dry_run: bool) -> str:
-    """One line per base and a count line; the reasons of failed bases in full."""
+    """One line per base and a count line; the reasons of failed and skipped bases in full."""
     header = ("base → target", "result", "files per step", "files", "warnings")
-    rows = [(printable(f"{o.base} → {o.target or '?'}"), printable(_result(o)) if not o.failed else "FAILED",
+    shown = {"failed": "FAILED", "skipped": "skipped"}
+    rows = [(printable(f"{o.base} → {o.target or '?'}"), shown.get(o.status) or printable(_result(o)),
              _steps(o), str(o.files), str(o.warnings)) for o in outcomes]
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(header, widths)).rstrip()]
     lines += ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
-    lines += [f"failed: {o.base}: {o.reason}" for o in outcomes if o.failed]
+    lines += [f"{o.status}: {o.base}: {o.reason}" for o in outcomes if o.status in shown]
     counts = {}
     for outcome in outcomes:
         counts[outcome.status] = counts.get(outcome.status, 0) + 1

@@ -10,6 +10,7 @@ A step-kind module (see docs/writing-steps.md) defines:
     def needles(params) -> tuple[bytes, ...]        # optional prefilter (see below)
     def prepare(params, docs) -> Params             # optional repo-wide resolution
     def survey(doc, params) / resolve(params, surveys)  # optional: prepare split per file (see runner)
+    def claims(params) -> list[Claim]              # optional: typed values that state a fact of the branch
     def nixpkgs_query(params) -> NixpkgsQuery | None  # optional: what it needs from a nixpkgs clone
     def with_nixpkgs(params, facts) -> Params        # ...and the params once pinshift.checks.pin_inputs got it
     def plan_paths(paths, params) -> list[FileOp]   # optional: a file-level step (see pinshift.files.fileops)
@@ -119,6 +120,19 @@ class ReferencePlan:
     refusals: list[str] = field(default_factory=list)
     warnings: list[tuple[str, int, int, str]] = field(default_factory=list)
     notes: list[tuple[str, int, int, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A value typed into a step's parameters that says something about the branch (a README cell `PyTorch =
+    "2.10.0"`): `key` where it was typed (`columns.PyTorch`), `value`, and the fact of the branch's recipes it
+    states (pinshift.recipes.placeholders.FACTS: `version`, `pin`…; None: no fact can check it). A `version` claim
+    names the package it is about in `package` (the column's header, `pytorch`), "" for any."""
+
+    key: str
+    value: str
+    fact: str | None
+    package: str = ""
 
 
 @dataclass(frozen=True)
@@ -274,6 +288,15 @@ class StepKind:
         found = self._call("planning its references", self.module.plan_references, graph, params, ops, selected)
         if not isinstance(found, ReferencePlan):
             self._broken(f"plan_references() returned {type(found).__name__}, not a ReferencePlan")
+        return found
+
+    def claims(self, params: Any) -> list[Claim]:
+        """The typed values of `params` that say something about the branch (its module's optional `claims`);
+        migrate checks each against the facts of the branch's recipes (pinshift.checks.branch_facts)."""
+        hook = getattr(self.module, "claims", None)
+        found = list(self._call("listing its claims", hook, params)) if hook else []
+        if self.script is not None and not all(isinstance(claim, Claim) for claim in found):
+            self._broken("claims() must return pinshift.steps.kind.Claim values")
         return found
 
     def needles(self, params: Any) -> tuple[bytes, ...]:
