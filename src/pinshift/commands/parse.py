@@ -1,7 +1,7 @@
 """`pinshift parse PATH...`: report syntax problems like a linter (exit 1 if any).
 
-Each problem is `path:line:col: message` and, indented below it, its source line (a long line cut to a
-screen's width around the column). Problems of one file that say the same thing (numbers aside, as
+Each problem is `path:line:col: message` and, indented below it, its source line (a long line cut to the
+screen's width around the column, pinshift.languages.fit). Problems of one file that say the same thing (numbers aside, as
 every report groups findings) are shown once, with the count of the rest; `--verbose` lists every one.
 
 A file holding a NUL byte, which every other command skips, is parsed the way Nix reads it (a NUL
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import click
 
-from pinshift.report.display import printable
+from pinshift.report.display import echo_fitted, printable, width_for
 from pinshift.files.tree import DEFAULT_MAX_BYTES, NulFile, SkippedFile, display_path, nix_files
 from pinshift.syntax.document import parse_document
 from pinshift.git.repo import listed_files
@@ -35,7 +35,7 @@ def parse(paths: tuple[str, ...], max_bytes: int, quiet: bool, verbose: bool) ->
             data = held.data
         except SkippedFile as reason:
             skipped += 1
-            click.echo(printable(f"{shown}: {str(reason).split(': ', 1)[-1]}"), err=True)
+            echo_fitted(printable(f"{shown}: {str(reason).split(': ', 1)[-1]}"), err=True, keep_tokens=verbose)
             continue
         checked += 1
         doc = parse_document(data, shown)
@@ -43,13 +43,16 @@ def parse(paths: tuple[str, ...], max_bytes: int, quiet: bool, verbose: bool) ->
         problems += len(found)
         if doc.end < len(data) and not any(problem.offset == doc.end for problem in found):
             rest = len(data) - doc.end
-            click.echo(printable(f"{doc.location(doc.end)}: note: a NUL byte, where Nix stops reading "
-                                 f"(the {rest} bytes from it on are not Nix)"), err=True)
+            echo_fitted(printable(f"{doc.location(doc.end)}: note: a NUL byte, where Nix stops reading "
+                                  f"(the {rest} bytes from it on are not Nix)"), err=True, keep_tokens=verbose)
         for problem, repeats in _grouped(found, verbose):
             line = printable(problem.source_line.strip())
-            click.echo(f"{printable(str(problem))}\n    {line}" if line else printable(str(problem)))
+            echo_fitted(printable(str(problem)), keep_tokens=verbose)
+            if line:
+                click.echo(f"    {_fitted_source(line, doc, problem, width_for() - 4)}")
             if repeats:
-                click.echo(f"    (and {repeats} more like this in {printable(shown)}; --verbose lists all)")
+                echo_fitted(f"    (and {repeats} more like this in {printable(shown)}; --verbose lists all)",
+                            keep_tokens=verbose)
     if not quiet:
         click.echo(f"{checked} files parsed, {problems} problems, {skipped} skipped", err=True)
     if problems:
@@ -64,3 +67,12 @@ def _grouped(found, verbose: bool) -> list[tuple[object, int]]:
     for problem in found:
         groups.setdefault(problem.group_key, [problem, 0])[1] += 1
     return [(first, count - 1) for first, count in groups.values()]
+
+
+def _fitted_source(line: str, doc, problem, room: int) -> str:
+    """The problem's source line as shown (stripped), or when wider than `room` cells the part around its column."""
+    from pinshift.languages.fit import cells, cut_end
+
+    if cells(line) <= room:
+        return line
+    return cut_end(printable(doc.line_text(problem.offset, max(room - 2, 8)).strip()), room)
