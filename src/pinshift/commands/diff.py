@@ -53,10 +53,14 @@ def diff(base, target, paths, repo, fmt, output, verbose, markdown_limit) -> Non
 
         if network_note():
             click.echo(printable(f"pinshift: note: {network_note()}"), err=True)
-    text = render(result, fmt, verbose, markdown_limit)
+    from pinshift.languages.fit import output_width
+
+    text = render(result, fmt, verbose, markdown_limit, output_width(False if output else None))
     if output:
         write_report(output, text)
-        click.echo(printable(f"pinshift: {count_line(result.recipes)}; report written to {output}"), err=True)
+        from pinshift.report.display import echo_fitted
+
+        echo_fitted(printable(f"pinshift: {count_line(result.recipes)}; report written to {output}"), err=True)
     else:
         echo_report(text)
     if result.broken:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from pinshift.report.display import printable
+from pinshift.report.display import echo_fitted, printable
 
 SHOWN = 10  # residue hunks and dropped candidates listed without --verbose
 
@@ -48,7 +48,8 @@ def infer(base: str, target: str, files: tuple[str, ...], output: str | None, re
         click.echo(text, nl=False)
     else:
         lines.append("no step could be inferred: no recipe written")
-    click.echo("\n".join(printable(line) for line in lines), err=not output)  # a newline in a name stays escaped
+    # a newline in a name stays escaped; the recipe is content (TOML to save), the summary is fitted
+    echo_fitted("\n".join(printable(line) for line in lines), err=not output, keep_tokens=verbose)
     if not inference.complete:
         raise click.exceptions.Exit(1)
 

@@ -10,16 +10,18 @@ from pathlib import Path
 
 import click
 
-from pinshift.report.display import printable
+from pinshift.report.display import echo_fitted, printable, width_for
 from pinshift.report import emit, options_from, report_options
 from pinshift.report.progress import progress_bar
 
 
-def summary(result, verbose: bool = False) -> str:
+def summary(result, verbose: bool = False, width: int | None = None) -> str:
     """Branch, base, one line per step (commit id and counts), warnings, and how to inspect the result.
 
-    Repeated warnings and skipped files are one line per step and finding (`--verbose`: each one).
+    Repeated warnings and skipped files are one line per step and finding (`--verbose`: each one). Every line
+    fits `width` columns when given (pinshift.languages.fit).
     """
+    from pinshift.report.display import fit_text
     from pinshift.report.diff import builds_lines
     from pinshift.report.groups import group_lines, note_groups, skipped_groups, warning_groups
     from pinshift.report.totals import plural, short
@@ -32,7 +34,8 @@ def summary(result, verbose: bool = False) -> str:
                      f"({short(migration.base_commit)}); no branch created")
         for step in plan.steps:
             lines.extend(f"note: {line}" for line in group_lines(note_groups(step), verbose, with_step=True))
-        return printable("\n".join(lines), keep_newlines=True) + "\n"
+        text = printable("\n".join(lines), keep_newlines=True)
+        return (fit_text(text, width, keep_tokens=verbose) if width else text) + "\n"
     if result.nothing_to_do:
         lines.append(f"nothing to do: branch {migration.target} already has every step of recipe "
                      f"{migration.recipe.name}")
@@ -64,7 +67,8 @@ def summary(result, verbose: bool = False) -> str:
     if result.interrupted:
         lines.append(f"note: {result.interrupted} arrived after the branch was complete; the run finished")
     lines.append(f"inspect: git log --stat {migration.base}..{migration.target}")
-    return printable("\n".join(lines), keep_newlines=True) + "\n"
+    text = printable("\n".join(lines), keep_newlines=True)
+    return (fit_text(text, width, keep_tokens=verbose) if width else text) + "\n"
 
 
 def verify_failed(migration, planned, verify) -> bool:
@@ -90,21 +94,23 @@ def run_fanout(options, bases, report, verify=None) -> int:
     from pinshift.branches.fanout import FanoutInterrupted, run_all
     from pinshift.interrupts import Interrupted
     from pinshift.report import fanout as fanout_report
+    from pinshift.report import output_is_directory
 
-    click.echo(printable(f"pinshift: {options.recipe} onto {len(bases)} bases: "
-                         f"{', '.join(b.base for b in bases)}"), err=True)
+    echo_fitted(printable(f"pinshift: {options.recipe} onto {len(bases)} bases: "
+                          f"{', '.join(b.base for b in bases)}"), err=True)
     try:
         outcomes = run_all(options, bases, verify)
     except FanoutInterrupted as stop:
         for label, done in (("finished before the interrupt", stop.finished),
                             ("completed while stopping", stop.completed)):
             if done:
-                click.echo(printable(f"pinshift: {label}: " + ", ".join(
+                echo_fitted(printable(f"pinshift: {label}: " + ", ".join(
                     f"{o.base} → {o.target} ({o.status})" for o in done)), err=True)
         raise Interrupted(stop.signum) from None
     recipe = _recipe_name(outcomes, options)
-    table = fanout_report.render_table(outcomes, options.dry_run)
     fmt = report.format or ("text" if report.output else None)
+    table_to_stderr = fmt is not None and not report.output and not output_is_directory(report.output or "")
+    table = fanout_report.render_table(outcomes, options.dry_run, width_for(table_to_stderr))
     created = [o.target for o in outcomes if o.status == "created"]
     with report_after_commits(f"branches {', '.join(created)} were created" if created else None):
         _write_fanout_reports(outcomes, report, fmt, recipe, options, table)
@@ -149,7 +155,7 @@ def _write_fanout_reports(outcomes, report, fmt, recipe, options, table) -> None
         if options.dry_run:
             for outcome in outcomes:
                 if outcome.plan is not None:
-                    click.echo(printable(f"== {outcome.base} → {outcome.target}"))
+                    echo_fitted(printable(f"== {outcome.base} → {outcome.target}"))
                     click.echo(render(outcome.plan, report), nl=False)
         click.echo(table, nl=False)
 
@@ -217,13 +223,13 @@ def run_migration(options, report, verify=None) -> int:
         click.echo(f"pinshift: {line}", err=True)
     result = run(migration, planned)
     if result.nothing_to_change:
-        click.echo(summary(result), nl=False)
+        click.echo(summary(result, width=width_for()), nl=False)
         return 0
     if report.format or report.output:
-        click.echo(summary(result, report.verbose), err=True, nl=False)
+        click.echo(summary(result, report.verbose, width_for(err=True)), err=True, nl=False)
         with report_after_commits(f"branch {migration.target} was created"):
             return emit(planned, report)
-    click.echo(summary(result, report.verbose), nl=False)
+    click.echo(summary(result, report.verbose, width_for()), nl=False)
     return 0
 
 

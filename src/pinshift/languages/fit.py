@@ -35,23 +35,31 @@ HANG = "    "
 _ROOM = 16  # the least room left on a line that a cut token takes rather than a line of its own
 _WORD = re.compile(r"\S+\s*")
 _LABEL = re.compile(r" *[a-z][a-z-]* {2,}(?=\S)")  # `builds  `, `base    `: a label whose value the next lines hang under
+_STYLED = re.compile(r"((?:\x1b\[[0-9;]*m)+)([^\x1b]*)(\x1b\[0m)", re.S)
 _SGR = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def output_width(stream=None) -> int:
-    """$COLUMNS, else the width of `stream`'s terminal (stdout's by default), else 100; at least MIN_WIDTH."""
+    """$COLUMNS, else the width of `stream`'s terminal (stdout's by default; False: a file), else 100; at least
+    MIN_WIDTH."""
     import sys
 
     given = os.environ.get("COLUMNS", "").strip()
     if given.isdigit() and int(given) > 0:
         return max(int(given), MIN_WIDTH)
     stream = sys.stdout if stream is None else stream
+    if stream is False:
+        return DEFAULT_WIDTH
     try:
         if stream.isatty():
             return max(os.get_terminal_size(stream.fileno()).columns, MIN_WIDTH)
     except (OSError, ValueError, AttributeError):
         pass
     return DEFAULT_WIDTH
+
+
+class Verbatim(str):
+    """A line that is content, not summary (a unified diff's): `fit_line` passes it through unchanged."""
 
 
 def cells(text: str) -> int:
@@ -119,11 +127,16 @@ def _break_at(words: list[str], width: int) -> int:
 def fit_line(line: str, width: int, indent: str | None = None, keep_tokens: bool = False) -> list[str]:
     """`line` as lines of at most `width` cells: wrapped at spaces (preferring `; `, then `, ` and `: `), the
     next lines indented by `indent` (default: the line's own indent and four spaces, or as far as the value of
-    a `label  value` line); a token wider than a
-    line cut in the middle, or with `keep_tokens` on a line of its own, whole."""
+    a `label  value` line); a token wider than a line cut in the middle, or with `keep_tokens` on a line of its
+    own, whole. A `Verbatim` line (a unified diff's) is never changed; a line coloured as a whole is fitted
+    without its colour, then each piece coloured."""
     width = max(width, MIN_WIDTH)
-    if cells(line) <= width:
+    if isinstance(line, Verbatim) or cells(line) <= width:
         return [line]
+    styled = _STYLED.fullmatch(line)
+    if styled:
+        start, inner, end = styled.groups()
+        return [f"{start}{piece}{end}" for piece in fit_line(inner, width, indent, keep_tokens)]
     lead = line[: len(line) - len(line.lstrip(" "))]
     if cells(lead) > width // 2:
         lead = lead[: width // 2]
@@ -210,8 +223,8 @@ def reflow(lines: list[str], width: int) -> list[str]:
 
 def fit_table(rows: list[list[str]], width: int, keep: int = 1, gap: int = 2) -> list[str]:
     """A table (its first row the header) with aligned columns; one wider than `width` is shown in blocks of
-    columns, each repeating the first `keep` columns, a blank line between blocks; a cell wider than a whole
-    block is cut in the middle.
+    columns, each repeating the first `keep` columns, a blank line between blocks; the repeated columns are cut
+    in the middle only as far as the widest other column needs, and a cell wider than a whole line too.
 
     Examples:
         >>> fit_table([["gpu", "avx", "avx2"], ["sm90", "1", "1"]], 20)
@@ -226,10 +239,12 @@ def fit_table(rows: list[list[str]], width: int, keep: int = 1, gap: int = 2) ->
     rows = [list(row) + [""] * (count - len(row)) for row in rows]
     widths = [max(cells(row[i]) for row in rows) for i in range(count)]
     keep = min(keep, count)
-    fixed = sum(widths[:keep]) + gap * keep
-    if fixed > width // 2:  # the repeated columns would leave too little: cut them
-        for i in range(keep):
-            widths[i] = min(widths[i], max(width // (2 * keep) - gap, 1))
+    widest = max(widths[keep:], default=0)
+    excess = sum(widths[:keep]) + gap * keep + widest - width
+    while excess > 0 and max(widths[:keep]) > 4:  # the repeated columns leave no room for the widest other: cut
+        index = widths[:keep].index(max(widths[:keep]))
+        widths[index] -= 1
+        excess -= 1
     blocks, current, used = [], [], sum(widths[:keep]) + gap * keep
     for i in range(keep, count):
         room = min(widths[i], width - (sum(widths[:keep]) + gap * keep))
