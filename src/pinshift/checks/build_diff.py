@@ -31,9 +31,10 @@ class EvaluationStats:
 
 
 def evaluate_snapshots(nix: str, memo: SummaryMemo, scratch: Scratch, wanted: Sequence[tuple[Snapshot, Sequence[str]]],
-                       stats: EvaluationStats | None = None) -> dict[tuple[str, str], Evaluation]:
+                       stats: EvaluationStats | None = None,
+                       progress: Callable[[str, int, int], None] | None = None) -> dict[tuple[str, str], Evaluation]:
     """(snapshot name, path) -> Evaluation for every path wanted of each snapshot; each distinct (path, bytes, bytes
-    it read) evaluated once (the memo), the rest in parallel batches."""
+    it read) evaluated once (the memo), the rest in parallel batches (`progress(what, done, total)` as they end)."""
     started = time.monotonic()
     stats = stats if stats is not None else EvaluationStats()
     found: dict[tuple[str, str], Evaluation] = {}
@@ -64,7 +65,7 @@ def evaluate_snapshots(nix: str, memo: SummaryMemo, scratch: Scratch, wanted: Se
             else:
                 pending[key] = [job]
                 first.append(job)
-        results = evaluator.evaluate(first)
+        results = evaluator.evaluate(first, progress)
         for job, evaluation in zip(first, results):
             memo.remember(job.path, job.snapshot.files[job.path], evaluation, job.snapshot.fingerprint)
             found[(job.snapshot.name, job.path)] = evaluation
@@ -78,7 +79,7 @@ def evaluate_snapshots(nix: str, memo: SummaryMemo, scratch: Scratch, wanted: Se
                 stats.remembered += 1
             else:
                 retry.append(job)
-        for job, evaluation in zip(retry, evaluator.evaluate(retry)):
+        for job, evaluation in zip(retry, evaluator.evaluate(retry, progress)):
             memo.remember(job.path, job.snapshot.files[job.path], evaluation, job.snapshot.fingerprint)
             found[(job.snapshot.name, job.path)] = evaluation
             stats.evaluated += 1
@@ -150,7 +151,8 @@ def check_patterns(patterns: Sequence[str]) -> None:
 
 
 def diff_commits(repository, base: str, target: str, patterns: Sequence[str], nix: str,
-                 note: Callable[[str], None] | None = None) -> BuildDiff:
+                 note: Callable[[str], None] | None = None,
+                 progress: Callable[[str, int, int], None] | None = None) -> BuildDiff:
     """Evaluate the recipes of `base` and `target` (commit-ish names) and compare them."""
     check_patterns(patterns)
     base_commit = repository.resolve_commit(base, "BASE", "give a branch, tag or commit of the repository")
@@ -183,7 +185,7 @@ def diff_commits(repository, base: str, target: str, patterns: Sequence[str], ni
             pairs = [(old, new) for old, new in pairs if (old in chosen) or (new in chosen)]
         evaluations = evaluate_snapshots(nix, memo, scratch, [
             (before, [old for old, _ in pairs if old is not None]),
-            (after, [new for _, new in pairs if new is not None])], result.stats)
+            (after, [new for _, new in pairs if new is not None])], result.stats, progress)
     memo.save()
     for old, new in pairs:
         left = evaluations.get(("base", old)) if old is not None else None

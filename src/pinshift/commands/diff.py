@@ -46,8 +46,11 @@ def diff(base, target, paths, repo, fmt, output, verbose, markdown_limit) -> Non
     if nix is None:
         raise UsageError(NO_NIX)
     repository = Repository.open_to_read(repo, f"--repo {repo}")
-    result = diff_commits(repository, base, target, paths, nix,
-                          note=lambda line: click.echo(printable(line), err=True))
+    from pinshift.report.progress import progress_bar, updater
+
+    with progress_bar(enabled=fmt != "json") as bar:
+        result = diff_commits(repository, base, target, paths, nix,
+                              note=lambda line: click.echo(printable(line), err=True), progress=updater(bar))
     if verbose:
         from pinshift.checks.nix_process import network_note
 

@@ -37,7 +37,10 @@ def lint(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], ignore: tupl
 
     paths = paths or (".",)
     selection = load_selection(find_root(paths), RULES, split_codes(select), split_codes(ignore))
-    recipes, skipped = read_recipes(paths, max_bytes)
+    from pinshift.report.progress import progress_bar, updater
+
+    with progress_bar(enabled=fmt == "text") as bar:
+        recipes, skipped = read_recipes(paths, max_bytes, progress=updater(bar))
     for reason in skipped:
         echo_fitted(f"skipped: {printable(reason)}", err=True, keep_tokens=verbose)
     from pinshift.checks.lint_references import reference_findings

@@ -12,7 +12,7 @@ import click
 
 from pinshift.report.display import echo_fitted, printable, width_for
 from pinshift.report import emit, options_from, report_options
-from pinshift.report.progress import progress_bar
+from pinshift.report.progress import progress_bar, updater
 
 
 def summary(result, verbose: bool = False, width: int | None = None) -> str:
@@ -99,7 +99,8 @@ def run_fanout(options, bases, report, verify=None) -> int:
     echo_fitted(printable(f"pinshift: {options.recipe} onto {len(bases)} bases: "
                           f"{', '.join(b.base for b in bases)}"), err=True)
     try:
-        outcomes = run_all(options, bases, verify)
+        with progress_bar(enabled=report.format != "json") as progress:
+            outcomes = run_all(replace(options, run=replace(options.run, phases=updater(progress))), bases, verify)
     except FanoutInterrupted as stop:
         for label, done in (("finished before the interrupt", stop.finished),
                             ("completed while stopping", stop.completed)):
@@ -199,8 +200,9 @@ def run_migration(options, report, verify=None) -> int:
     if bases is not None:
         return run_fanout(options, bases, report, verify)
 
-    with progress_bar() as progress:
-        options = replace(options, run=replace(options.run, strict=options.strict, progress=progress))
+    with progress_bar(enabled=report.format != "json") as progress:
+        options = replace(options, run=replace(options.run, strict=options.strict, progress=progress,
+                                               phases=updater(progress)))
         migration = prepare(options)
         planned = plan(migration)
     if report.verbose:

@@ -11,6 +11,8 @@ where Nix stops reading when that is before the end.
 
 from __future__ import annotations
 
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
+
 import click
 
 from pinshift.report.display import echo_fitted, printable, width_for

@@ -23,7 +23,10 @@ def scan(paths: tuple[str, ...], fmt: str, verbose: bool, max_bytes: int) -> Non
     from pinshift.checks.matrix import aggregate
     from pinshift.checks.scan_report import render_scan
 
-    recipes, skipped = read_recipes(paths or (".",), max_bytes)
+    from pinshift.report.progress import progress_bar, updater
+
+    with progress_bar(enabled=fmt == "text") as bar:
+        recipes, skipped = read_recipes(paths or (".",), max_bytes, progress=updater(bar))
     for reason in skipped:
         echo_fitted(f"skipped: {printable(reason)}", err=True, keep_tokens=verbose)
     facts = [r.facts for r in recipes]

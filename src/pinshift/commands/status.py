@@ -63,7 +63,10 @@ def status(repos, branches, files, fmt, nixpkgs, align_to, pick, recipe_for, che
     options = StatusOptions(repos=tuple(repos) or (Path("."),), branches=tuple(branches),
                             files=tuple(files) or DEFAULT_FILES, nixpkgs=nixpkgs, align_to=align_to,
                             majority=pick == "majority", max_bytes=max_bytes, jobs=jobs)
-    result = gather_status(options)
+    from pinshift.report.progress import progress_bar, updater
+
+    with progress_bar(enabled=fmt != "json" and recipe_for is None) as bar:
+        result = gather_status(options, updater(bar))
     for note in result.cache_notes:
         click.echo(printable(note), err=True)
     if recipe_for is not None:

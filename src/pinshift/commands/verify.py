@@ -29,7 +29,10 @@ def verify(paths, nixpkgs, rev, evaluate, fmt, max_bytes) -> None:
     from pinshift.checks.verify import VerifyOptions
     from pinshift.checks.verify import verify as verify_recipes
 
-    recipes, skipped = read_recipes(paths or (".",), max_bytes)
+    from pinshift.report.progress import progress_bar, updater
+
+    with progress_bar(enabled=fmt == "text") as bar:
+        recipes, skipped = read_recipes(paths or (".",), max_bytes, progress=updater(bar))
     for reason in skipped:
         echo_fitted(f"skipped: {printable(reason)}", err=True)
     on_disk = {r.path: Path(r.path).resolve() for r in recipes}
