@@ -3,7 +3,8 @@
 Real repositories (tests/status_repos.py: build-pytorch with six branches on three pins, build-vllm), the real
 CLI in its own process, the real nix-instantiate for `diff` and migrate's build check, the stub nixpkgs clone
 for `verify` and `hash`. stdout and stderr are both read. Unified diffs (`--dry-run`) are content and are shown
-whole: their lines are the one exception, and one of them is wider than the screen here, shown in full.
+whole: their lines are the one exception, and one of them is wider than the screen here, shown in full (so is a
+recipe `infer` prints, TOML to save: written to a file here).
 """
 
 from __future__ import annotations
@@ -78,8 +79,10 @@ def commands(world: dict, width: int) -> dict[str, tuple[Path, list[str]]]:
         "migrate": (pytorch, ["migrate", "pytorch-2.10-cuda12_9", "--branch", f"fit-{width}"]),
         "migrate fan-out": (pytorch, ["migrate", "pytorch-2.10-cuda12_9", "--from", "pytorch-2.*", "--branch",
                                       "{base}-fit-" + str(width), "--dry-run"]),
-        "infer": (pytorch, ["infer", "pytorch-2.9-python312", "pytorch-2.9-python311"]),
-        "infer seed": (pytorch, ["infer", "pytorch-2.9", "pytorch-2.10-cuda12_9"]),
+        # the recipe infer prints is content (TOML to save, as `status --recipe`'s): written to a file here
+        "infer": (pytorch, ["infer", "pytorch-2.9-python312", "pytorch-2.9-python311", "--output",
+                            str(root / "python311.toml")]),
+        "infer seed": (pytorch, ["infer", "pytorch-2.9", "pytorch-2.10-cuda12_9", "--output", str(root / "seed.toml")]),
         "recipes": (pytorch, ["recipes"]),
         "show": (pytorch, ["show", "pytorch-2.10-cuda12_9"]),
         "show --step": (pytorch, ["show", "--step", "pin-swap"]),
@@ -138,7 +141,8 @@ def test_every_line_of_every_command_fits_the_columns(world, width):
 @pytest.mark.parametrize("width", WIDTHS)
 def test_status_rows_stay_distinct(world, width):
     lines = pinshift(world["pytorch"], "status", "--repo", ".", "--repo", "../build-vllm", "--align-to",
-                     "../build-vllm@main", columns=width).stdout.splitlines()
+                     "../build-vllm@main", "--branches", "pytorch-*", "--branches", "main",
+                     columns=width).stdout.splitlines()
     start = lines.index("build-pytorch")
     rows = lines[start + 1: lines.index("build-vllm")]
     if rows[0].startswith("      "):  # each branch on a line of its own
@@ -154,17 +158,17 @@ def test_status_rows_stay_distinct(world, width):
 
 def test_branch_names_too_long_to_cut_apart_stand_above_their_rows(world):
     pytorch = world["pytorch"]
-    long = "pytorch-2.9-python312-with-a-name-as-long-as-a-narrow-screen-"
-    for suffix in ("a", "b"):
-        git(pytorch, "branch", long + suffix, "pytorch-2.9-python312")
+    names = [f"pytorch-2.9-python312-variant-{which}-built-for-a-screen-much-wider-than-this" for which in "ab"]
+    for name in names:  # they differ in the middle only: no cut of 40 columns tells them apart
+        git(pytorch, "branch", name, "pytorch-2.9-python312")
     try:
-        lines = pinshift(pytorch, "status", "--branches", long + "*", columns=40).stdout.splitlines()
+        lines = pinshift(pytorch, "status", "--branches", "*-variant-*", columns=40).stdout.splitlines()
     finally:
-        for suffix in ("a", "b"):
-            git(pytorch, "branch", "-D", long + suffix)
+        for name in names:
+            git(pytorch, "branch", "-D", name)
     assert "Branch (each above its row)" in lines
-    names = [line.strip() for line in lines if line.startswith("  pytorch")]
-    assert len(set(names)) == 2 and names[0].endswith("-a") and names[1].endswith("-b")
+    shown = [line.strip() for line in lines if line.startswith("  pytorch")]
+    assert len(set(shown)) == 2 and "-variant-a-" in shown[0] and "-variant-b-" in shown[1]
     assert all(cells(line) <= 40 for line in lines)
 
 

@@ -382,8 +382,9 @@ def render_text(rows: list[BranchStatus], target=None, notes=(), verbose: bool =
         if row.root != current:
             current = row.root
             lines.extend(_wrap(row.repository, width, wide))
-        if stacked:
-            lines.extend(_wrap(_cell(row, "Branch", footnotes, False), width, wide))
+        if stacked:  # a name wider than the screen is wrapped, never cut: two such names still differ
+            name = printable(row.branch)
+            lines.extend("  " + name[i:i + width - 2] for i in range(0, len(name), width - 2))
         lines.append(table_line(line))
     extra = []
     if left_out or short or cut:
