@@ -2,8 +2,8 @@
 
 The width (`output_width`) is `$COLUMNS` when it is set to a number, else the width of the terminal the
 output goes to, else 100 (a pipe, a file, CI); never less than `MIN_WIDTH`. A line wider than that is
-wrapped (`fit_line`): it breaks at a space, preferring one after `;`, then after `,` or `:`, when that keeps
-at least half the line; the next lines hang under the first by four spaces, or under the value of a labelled line (`builds  66 recipes:
+wrapped (`fit_line`): it breaks at a space, preferring one after `;`, then one after `,` or before `(`, when
+that keeps at least half the line; the next lines hang under the first by four spaces, or under the value of a labelled line (`builds  66 recipes:
 …`), or by a given indent. A single
 token wider than a whole line (a long path, a branch name) is cut in the middle with `…`
 (`cut_middle`: `.flox/pkgs/pytorch-py…cuda12_9-sm100-avx512.nix`), keeping its start and its end, which
@@ -110,14 +110,15 @@ def cut_end(text: str, width: int) -> str:
 
 
 def _break_at(words: list[str], width: int) -> int:
-    """How many of the line's `words` stay on it: after the last `;` word when that keeps half the line, else
-    after the last `,` or `:` word, else all."""
-    for endings in ((";",), (",", ":")):
+    """How many of the line's `words` stay on it: up to the last `;` word when that keeps half the line, else
+    up to the last `,` word or before the last `(` word, else all."""
+    for preferred in (lambda word, after: word.endswith(";"),
+                      lambda word, after: word.endswith(",") or after.startswith("(")):
         used = 0
         best = 0
         for index, word in enumerate(words[:-1]):
             used += cells(word)
-            if word.rstrip().endswith(endings) and used >= width // 2:
+            if preferred(word.rstrip(), words[index + 1]) and used >= width // 2:
                 best = index + 1
         if best:
             return best
@@ -125,7 +126,7 @@ def _break_at(words: list[str], width: int) -> int:
 
 
 def fit_line(line: str, width: int, indent: str | None = None, keep_tokens: bool = False) -> list[str]:
-    """`line` as lines of at most `width` cells: wrapped at spaces (preferring `; `, then `, ` and `: `), the
+    """`line` as lines of at most `width` cells: wrapped at spaces (preferring `; `, then `, ` and ` (`), the
     next lines indented by `indent` (default: the line's own indent and four spaces, or as far as the value of
     a `label  value` line); a token wider than a line cut in the middle, or with `keep_tokens` on a line of its
     own, whole. A `Verbatim` line (a unified diff's) is never changed; a line coloured as a whole is fitted
