@@ -375,7 +375,7 @@ def render_text(rows: list[BranchStatus], target=None, notes=(), verbose: bool =
     repositories = len({row.root for row in rows})
     summary = (f"{_plural(len(rows), 'branch', 'branches')} in {_plural(repositories, 'repository', 'repositories')}"
                + (f"; target: {target.revision[:7]}, {target.origin} ({_target_counts(target)})" if aligning else ""))
-    lines = _wrap(summary, width, wide) + [""] + ([f"Branch (each above its row)"] if stacked else []) \
+    lines = _wrap(summary, width, wide) + [""] + (["Branch (each above its row)"] if stacked else []) \
         + [table_line(headers)]
     current = None
     for row, line in zip(rows, table):

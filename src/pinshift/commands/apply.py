@@ -304,7 +304,7 @@ def plan_apply(options: ApplyOptions):
     params, values = step_params(kind, options.settings)
     selected = select_files(options.paths, options.globs, options.max_bytes)
     [filled] = fill([(kind.name, kind, params)], options.nixpkgs, root)
-    memo = PlanMemo.open(note=lambda line: click.echo(printable(line), err=True))
+    memo = PlanMemo.open(note=lambda line: echo_fitted(printable(line), err=True))
     step = plan_step(WorkingSet(selected), kind, filled.params, step_globs(options.paths, options.globs),
                      title=f"{kind.name} (pinshift apply)",
                      raw_params=values, options=RunOptions(strict=options.strict, memo=memo))
@@ -322,7 +322,7 @@ def run_apply(options: ApplyOptions, report) -> int:
     plan, selected, memo = plan_apply(options)
     step = plan.steps[0]
     if report.verbose and memo is not None and memo.hits:
-        click.echo(f"pinshift: {memo.summary()}", err=True)
+        echo_fitted(f"pinshift: {memo.summary()}", err=True)
     problem = failure(step, options.strict)
     if options.dry_run:
         code = emit(plan, report)

@@ -36,7 +36,7 @@ def demo(directory: Path | None, python312: bool, flox_args: bool) -> None:
 
         root = build_python312_demo(where)
         echo_fitted(f"demo repository: {root} (branch {BASE}: 67 recipes, README.md, .flox/env/manifest.toml)")
-        click.echo(f"$ pinshift migrate {RECIPE_FILE.name}\n")
+        echo_fitted(f"$ pinshift migrate {RECIPE_FILE.name}\n")
         options, base, target = MigrateOptions(recipe=str(RECIPE_FILE), repo=root), BASE, RECIPE
     else:
         from pinshift.demo.build import BASE, RECIPE, build_demo
@@ -50,12 +50,12 @@ def demo(directory: Path | None, python312: bool, flox_args: bool) -> None:
             echo_fitted(f"                 (branch {BRANCH}: {len(flox_variants())} recipes taking Flox function arguments)")
             options = MigrateOptions(recipe=FLOX_RECIPE, repo=root, base=BRANCH, branch=TARGET)
             command, base, target = f"{FLOX_RECIPE} --from {BRANCH} --branch {TARGET}", BRANCH, TARGET
-        click.echo(f"$ pinshift migrate {command}\n")
+        echo_fitted(f"$ pinshift migrate {command}\n")
     code = run_migration(options, ReportOptions())
     repository = Repository.open(root)
     click.echo("\ncommits:")
     for line in one_line_log(repository, base, target):
         echo_fitted(printable(f"  {line}"))
-    echo_fitted(f"\nlook around: cd {root} && git log --stat {base}..{target}")
+    echo_fitted(f"\nlook around: cd {root} && git log --stat {base}..{target}", keep_tokens=True)  # to type: whole
     if code:
         raise click.exceptions.Exit(code)

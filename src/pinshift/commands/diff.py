@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from pinshift.report import DEFAULT_MARKDOWN_LIMIT, check_markdown_limit
-from pinshift.report.display import printable
+from pinshift.report.display import echo_fitted, printable
 
 NO_NIX = ("pinshift diff evaluates recipes with nix-instantiate, which is not on PATH: install Nix (Debian: "
           "apt-get install nix-bin); nothing was evaluated")
@@ -50,19 +50,17 @@ def diff(base, target, paths, repo, fmt, output, verbose, markdown_limit) -> Non
 
     with progress_bar(enabled=fmt != "json") as bar:
         result = diff_commits(repository, base, target, paths, nix,
-                              note=lambda line: click.echo(printable(line), err=True), progress=updater(bar))
+                              note=lambda line: echo_fitted(printable(line), err=True), progress=updater(bar))
     if verbose:
         from pinshift.checks.nix_process import network_note
 
         if network_note():
-            click.echo(printable(f"pinshift: note: {network_note()}"), err=True)
+            echo_fitted(printable(f"pinshift: note: {network_note()}"), err=True)
     from pinshift.languages.fit import output_width
 
     text = render(result, fmt, verbose, markdown_limit, output_width(False if output else None))
     if output:
         write_report(output, text)
-        from pinshift.report.display import echo_fitted
-
         echo_fitted(printable(f"pinshift: {count_line(result.recipes)}; report written to {output}"), err=True)
     else:
         echo_report(text)

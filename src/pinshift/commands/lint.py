@@ -60,6 +60,6 @@ def lint(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], ignore: tupl
         echo_fitted(printable(render_notes(notes, verbose), keep_newlines=True), nl=False, err=True, keep_tokens=verbose)
         tail = "".join(f", {n} {word}" for n, word in ((len(notes), "notes" if len(notes) != 1 else "note"),
                                                       (suppressed, "suppressed by noqa")) if n)
-        click.echo(f"{len(recipes)} files linted, {len(findings)} findings{tail}", err=True)
+        echo_fitted(f"{len(recipes)} files linted, {len(findings)} findings{tail}", err=True)
     if findings:
         raise click.exceptions.Exit(1)

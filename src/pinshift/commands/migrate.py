@@ -77,13 +77,13 @@ def verify_failed(migration, planned, verify) -> bool:
 
     verification = verify_plan(migration.repository.tree(migration.start_commit), planned, verify)
     for line in [str(f) for f in verification.findings] + [f"note: {n}" for n in verification.notes]:
-        click.echo(f"verify: {printable(line)}", err=True)
+        echo_fitted(f"verify: {printable(line)}", err=True)
     errors = [f for f in verification.findings if f.severity == "error"]
     if errors:
-        click.echo(f"verify: {len(errors)} error{'s' if len(errors) != 1 else ''} on the migrated recipes; nothing committed "
+        echo_fitted(f"verify: {len(errors)} error{'s' if len(errors) != 1 else ''} on the migrated recipes; nothing committed "
                    f"(fix the recipe or the pin, or run without --verify)", err=True)
     else:
-        click.echo(f"verify: migrated recipes verified, {len(verification.findings)} warning{'s' if len(verification.findings) != 1 else ''}",
+        echo_fitted(f"verify: migrated recipes verified, {len(verification.findings)} warning{'s' if len(verification.findings) != 1 else ''}",
                    err=True)
     return bool(errors)
 
@@ -131,7 +131,7 @@ def _write_fanout_reports(outcomes, report, fmt, recipe, options, table) -> None
                                                 report.markdown_limit)
         click.echo(table, nl=False)
         branches, index = written[:-1], written[-1]
-        click.echo(printable(f"pinshift: {plural_reports(len(branches), 'branch report')} and {index.name} written "
+        echo_fitted(printable(f"pinshift: {plural_reports(len(branches), 'branch report')} and {index.name} written "
                              f"to {directory}"), err=True)
     elif fmt is not None:
         if fmt == "json":
@@ -146,7 +146,7 @@ def _write_fanout_reports(outcomes, report, fmt, recipe, options, table) -> None
 
             write_report(report.output, text)
             click.echo(table, nl=False)
-            click.echo(f"pinshift: report written to {report.output}", err=True)
+            echo_fitted(f"pinshift: report written to {report.output}", err=True)
         else:
             from pinshift.report import echo_report
 
@@ -166,7 +166,7 @@ def network_note() -> None:
     from pinshift.checks.nix_process import network_note as note
 
     if note():
-        click.echo(printable(f"pinshift: note: {note()}"), err=True)
+        echo_fitted(printable(f"pinshift: note: {note()}"), err=True)
 
 
 def _recipe_name(outcomes, options) -> str:
@@ -189,7 +189,7 @@ def run_migration(options, report, verify=None) -> int:
 
     from pinshift.planning.memo import PlanMemo
 
-    memo = PlanMemo.open(note=lambda line: click.echo(printable(line), err=True))
+    memo = PlanMemo.open(note=lambda line: echo_fitted(printable(line), err=True))
     options = replace(options, run=replace(options.run, memo=memo))
     bases = bases_of(options)
     if report.output:  # before any work: a report that cannot be written is found now, not after the commits
@@ -210,7 +210,7 @@ def run_migration(options, report, verify=None) -> int:
     if options.run.memo is not None:
         options.run.memo.save()
         if report.verbose and options.run.memo.hits:
-            click.echo(f"pinshift: {options.run.memo.summary()}", err=True)
+            echo_fitted(f"pinshift: {options.run.memo.summary()}", err=True)
     if verify is not None and verify_failed(migration, planned, verify):
         return 1
     if options.dry_run:
@@ -219,10 +219,10 @@ def run_migration(options, report, verify=None) -> int:
             code = max(code, 1)
         reason = needless(migration, planned)
         if reason is not None:  # what the run would stop on; the exit code stays the report's (docs/recipes.md)
-            click.echo(printable(f"pinshift: note: {reason}; a run would make no branch"), err=True)
+            echo_fitted(printable(f"pinshift: note: {reason}; a run would make no branch"), err=True)
         return code
     for line in clean_stale_worktrees(migration):
-        click.echo(f"pinshift: {line}", err=True)
+        echo_fitted(f"pinshift: {line}", err=True)
     result = run(migration, planned)
     if result.nothing_to_change:
         click.echo(summary(result, width=width_for()), nl=False)

@@ -56,7 +56,7 @@ def parse(paths: tuple[str, ...], max_bytes: int, quiet: bool, verbose: bool) ->
                 echo_fitted(f"    (and {repeats} more like this in {printable(shown)}; --verbose lists all)",
                             keep_tokens=verbose)
     if not quiet:
-        click.echo(f"{checked} files parsed, {problems} problems, {skipped} skipped", err=True)
+        echo_fitted(f"{checked} files parsed, {problems} problems, {skipped} skipped", err=True)
     if problems:
         raise click.exceptions.Exit(1)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from pinshift.report.display import printable
+from pinshift.report.display import echo_fitted, printable
 from pinshift.errors import UsageError
 from pinshift.files.tree import DEFAULT_MAX_BYTES
 
@@ -68,7 +68,7 @@ def status(repos, branches, files, fmt, nixpkgs, align_to, pick, recipe_for, che
     with progress_bar(enabled=fmt != "json" and recipe_for is None) as bar:
         result = gather_status(options, updater(bar))
     for note in result.cache_notes:
-        click.echo(printable(note), err=True)
+        echo_fitted(printable(note), err=True)
     if recipe_for is not None:
         click.echo(printable(_recipe(result, options, recipe_for), keep_newlines=True), nl=False)
         return
@@ -135,7 +135,7 @@ def _recipe(result, options, wanted: str) -> str:
         + [f"--files={g}" for g in options.files if options.files != DEFAULT_FILES] + ["--recipe", wanted]))
     name, text = align_recipe(row, result.target, repo_path, options.files, options.majority, command,
                               hashes=bool(row.hashed))
-    click.echo(f"pinshift: recipe {name}: {row.label} onto {result.target.revision[:7]}, {result.target.origin}; "
+    echo_fitted(f"pinshift: recipe {name}: {row.label} onto {result.target.revision[:7]}, {result.target.origin}; "
                f"save it as {Path(row.root) / '.pinshift' / 'recipes' / (name + '.toml')} and run: "
-               f"pinshift migrate {name}", err=True)
+               f"pinshift migrate {name}", err=True, keep_tokens=True)  # a path to type: whole
     return text

@@ -45,7 +45,7 @@ def verify(paths, nixpkgs, rev, evaluate, fmt, max_bytes) -> None:
         errors = sum(f.severity == "error" for f in result.findings)
         evaluated = f", {len(result.evaluations)} evaluated" if evaluate else ""
         warnings = len(result.findings) - errors
-        click.echo(f"{len(recipes)} files verified{evaluated}, {errors} error{'s' if errors != 1 else ''}, "
+        echo_fitted(f"{len(recipes)} files verified{evaluated}, {errors} error{'s' if errors != 1 else ''}, "
                    f"{warnings} warning{'s' if warnings != 1 else ''}", err=True)
     if any(f.severity == "error" for f in result.findings):
         raise click.exceptions.Exit(1)
