@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from pinshift.report.display import echo_fitted, printable
+from pinshift.report.display import printable, width_for
 
 SHOWN = 10  # residue hunks and dropped candidates listed without --verbose
 
@@ -48,8 +48,12 @@ def infer(base: str, target: str, files: tuple[str, ...], output: str | None, re
         click.echo(text, nl=False)
     else:
         lines.append("no step could be inferred: no recipe written")
-    # a newline in a name stays escaped; the recipe is content (TOML to save), the summary is fitted
-    echo_fitted("\n".join(printable(line) for line in lines), err=not output, keep_tokens=verbose)
+    # a newline in a name stays escaped; the recipe is content (TOML to save), the summary is fitted, its lines
+    # quoted from files (Excerpt) cut at their end
+    from pinshift.languages.fit import Excerpt, fit_lines
+
+    shown = [Excerpt(printable(line)) if isinstance(line, Excerpt) else printable(line) for line in lines]
+    click.echo("\n".join(fit_lines(shown, width_for(err=not output), keep_tokens=verbose)), err=not output)
     if not inference.complete:
         raise click.exceptions.Exit(1)
 

@@ -62,6 +62,11 @@ class Verbatim(str):
     """A line that is content, not summary (a unified diff's): `fit_line` passes it through unchanged."""
 
 
+class Excerpt(str):
+    """A line quoted from a file inside a summary (`infer`'s short diff of a residue): cut at its end with `…`,
+    never wrapped, since a wrapped piece would read as another line of the file (`keep_tokens`: whole)."""
+
+
 def cells(text: str) -> int:
     """The terminal cells `text` takes (colour escapes take none)."""
     if "\x1b" in text:
@@ -134,6 +139,8 @@ def fit_line(line: str, width: int, indent: str | None = None, keep_tokens: bool
     width = max(width, MIN_WIDTH)
     if isinstance(line, Verbatim) or cells(line) <= width:
         return [line]
+    if isinstance(line, Excerpt):
+        return [line if keep_tokens else cut_end(line, width)]
     styled = _STYLED.fullmatch(line)
     if styled:
         start, inner, end = styled.groups()
