@@ -36,6 +36,9 @@ def hermetic_git(tmp_path_factory):
     # the plan memo remembers plans across runs; tests that monkeypatch or count what planning does must
     # plan afresh, so it is off here, and tests/test_plan_memo.py turns it on to prove it changes nothing
     patch.setenv("PINSHIFT_CACHE", "off")
+    # text output fits $COLUMNS, else 100 columns (pinshift.languages.fit); tests that read whole lines get a wide
+    # screen, whatever the developer's shell exports; those about fitting set their own (tests/test_output_fits.py)
+    patch.setenv("COLUMNS", "1000")
     yield home
     patch.undo()
 

@@ -36,7 +36,6 @@ def memo_on(monkeypatch, tmp_path):
     """The memo on, in a cache directory of the test's own (the suite runs with PINSHIFT_CACHE=off)."""
     monkeypatch.setenv("PINSHIFT_CACHE", "on")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.delenv("COLUMNS", raising=False)
     return tmp_path / "cache" / "pinshift" / "facts"
 
 

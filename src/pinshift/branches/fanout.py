@@ -259,12 +259,16 @@ def run_all(options, bases: list[BaseTarget], verify=None) -> list[BaseOutcome]:
     from pinshift.planning.runner import RunOptions
     from pinshift.branches import workers
 
-    options = replace(options, run=replace(options.run, jobs=1, progress=None) if options.run else RunOptions(jobs=1))
+    progress = options.run.phases if options.run else None  # the bases done; a worker draws nothing itself
+    options = replace(options, run=replace(options.run, jobs=1, progress=None, phases=None) if options.run
+                      else RunOptions(jobs=1))
     processes = worker_count(len(bases))
     if processes == 1 or not hasattr(os, "fork"):
         outcomes = []
         try:
-            for item in bases:
+            for number, item in enumerate(bases):
+                if progress:
+                    progress(f"bases ({item.base})", number, len(bases))
                 outcomes.append(run_base(options, item, verify))
         except KeyboardInterrupt as stop:
             raise FanoutInterrupted(outcomes, [], getattr(stop, "signum", signal.SIGINT)) from None
@@ -273,8 +277,14 @@ def run_all(options, bases: list[BaseTarget], verify=None) -> list[BaseOutcome]:
     def lost(index: int, reason: str) -> BaseOutcome:
         return BaseOutcome(bases[index].base, bases[index].target, "failed", f"{reason}; no branch was set", 1)
 
+    def finished(index: int, count: int) -> None:
+        if progress:
+            progress(f"bases ({bases[index].base} done)", count, len(bases))
+
+    if progress:
+        progress("bases", 0, len(bases))
     try:
-        return workers.run(bases, lambda item: run_base(options, item, verify), processes, lost)
+        return workers.run(bases, lambda item: run_base(options, item, verify), processes, lost, finished)
     except workers.Stopped as stop:
         done = [stop.during[index] for index in sorted(stop.during) if not stop.during[index].failed]
         raise FanoutInterrupted([stop.before[index] for index in sorted(stop.before)], done, stop.signum) from None

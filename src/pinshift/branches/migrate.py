@@ -250,7 +250,8 @@ def check_builds(migration: Migration, planned: Plan) -> None:
     notes: list[str] = []
     check_plan(migration.repository.tree(migration.start_commit), planned, intents, migration.options.allow_broken,
                note=lambda line: notes.append(line.removeprefix("pinshift: note: ")),
-               enabled=migration.options.build_check, nixpkgs=migration.options.nixpkgs)
+               enabled=migration.options.build_check, nixpkgs=migration.options.nixpkgs,
+               progress=migration.options.run.phases)
     planned.builds.notes.extend(notes)
 
 

@@ -290,8 +290,9 @@ def _signal(pid: int, signum: int) -> None:
 
 
 def run(jobs: Sequence[Any], work: Callable[[Any], Any], processes: int,
-        lost: Callable[[int, str], Any]) -> list[Any]:
-    """`work(job)` for every job, in forked workers (see the module's docstring); results in job order.
+        lost: Callable[[int, str], Any], finished: Callable[[int, int], None] | None = None) -> list[Any]:
+    """`work(job)` for every job, in forked workers (see the module's docstring); results in job order;
+    `finished(index, count)` in the parent as each job's result arrives (`count` results so far).
 
     A job whose worker ended without a result (killed from outside) gets `lost(index, reason)` and a
     new worker takes the next job. An interrupt in the parent (`Interrupted`, KeyboardInterrupt) raises
@@ -321,6 +322,8 @@ def run(jobs: Sequence[Any], work: Callable[[Any], Any], processes: int,
                     if kind == "error":
                         raise WorkerFailed(value)
                     results[index] = value if kind == "done" else lost(index, "its worker was stopped by a signal")
+                    if finished is not None:
+                        finished(index, len(results))
                     if late.received:
                         continue
                     if kind == "done":

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 # Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pinshift.checks.facts import RecipeFacts, recipe_facts
@@ -47,7 +47,10 @@ class ReadOptions:
     """What pinshift.planning.pool needs: how many worker processes (None: one per CPU for many files)."""
 
     jobs: int | None = None
-    progress: None = None
+    progress: Callable[[int, int], None] | None = None  # (files parsed, files to parse), as the pool calls it
+
+
+PARSING = "parsing recipes"  # what the progress line says while the branches' new files are parsed
 
 
 class FactsCache(dict):
@@ -96,9 +99,12 @@ def read_branches(repository, branches: Sequence[tuple[str, str]], globs: Sequen
 
 def read_repositories(requests, globs: Sequence[str], max_bytes: int = DEFAULT_MAX_BYTES,
                       cache: FactsCache | None = None, options: ReadOptions = ReadOptions(),
-                      memo=None) -> list[list[BranchRecipes]]:
+                      memo=None, progress: Callable[[str, int, int], None] | None = None) -> list[list[BranchRecipes]]:
     """`read_branches` for several (repository, branches, name) at once: every new blob of every
-    repository is parsed in one pool, so small repositories share the workers of large ones."""
+    repository is parsed in one pool, so small repositories share the workers of large ones;
+    `progress(what, done, total)` over the branches read, then the files parsed."""
+    total = sum(len(branches) for _, branches, _ in requests)
+    done = 0
     cache = FactsCache() if cache is None else cache
     pending: dict[tuple[str, str], bytes] = {}
     per_repository = []
@@ -106,6 +112,9 @@ def read_repositories(requests, globs: Sequence[str], max_bytes: int = DEFAULT_M
         name = name or repository_name(repository.root)
         found: list[tuple[BranchRecipes, list[tuple[str, str]]]] = []
         for branch, commit in branches:
+            if progress:
+                progress(f"reading branches ({branch})", done, total)
+            done += 1
             entry = BranchRecipes(name, str(repository.root), branch, commit, tuple(globs))
             try:
                 found.append((entry, _read_branch(repository, entry, max_bytes, cache, pending, memo)))
@@ -113,6 +122,9 @@ def read_repositories(requests, globs: Sequence[str], max_bytes: int = DEFAULT_M
                 entry.error = str(error)
                 found.append((entry, []))
         per_repository.append(found)
+    if progress:
+        progress("reading branches", total, total)
+        options = replace(options, progress=lambda number, files: progress(PARSING, number, files))
     _parse(pending, cache, options, memo)
     for found in per_repository:
         for entry, keys in found:

@@ -170,7 +170,7 @@ def beyond_words(kind: str, changes: Sequence[Change], every: Sequence[Change] =
 
 def check_plan(tree, plan: Plan, intents: dict[int, tuple[str, ...] | None], allow_broken: bool = False,
                note: Callable[[str], None] | None = None, nix: str | None = None, enabled: bool = True,
-               nixpkgs=None) -> BuildsCheck:
+               nixpkgs=None, progress: Callable[[str, int, int], None] | None = None) -> BuildsCheck:
     """Evaluate the start tree and the tree after each step of `plan`; refuse or warn on `plan`'s steps (new
     FileChanges appended, nothing else of the plan touched); the result is also `plan.builds`. `enabled` False
     (--no-build-check): nothing evaluated, and the result says so. `nixpkgs` (a clone's folder): the start and the
@@ -197,7 +197,7 @@ def check_plan(tree, plan: Plan, intents: dict[int, tuple[str, ...] | None], all
             writes = {change.path: change.data for change in iter_tree_changes(step)}
             states.append(scratch.after(f"step {step.index}", states[-1], writes) if writes else states[-1])
         wanted = [(state, recipe_paths(state.nix_paths())) for state in _distinct(states)]
-        evaluations = evaluate_snapshots(nix, memo, scratch, wanted, result.stats)
+        evaluations = evaluate_snapshots(nix, memo, scratch, wanted, result.stats, progress)
         real = None
         if nixpkgs is not None:
             from pinshift.checks.real_build import evaluate_snapshots_real

@@ -35,9 +35,10 @@ class EvaluationStats:
 
 
 def evaluate_snapshots(nix: str, memo: SummaryMemo, scratch: Scratch, wanted: Sequence[tuple[Snapshot, Sequence[str]]],
-                       stats: EvaluationStats | None = None) -> dict[tuple[str, str], Evaluation]:
+                       stats: EvaluationStats | None = None,
+                       progress: Callable[[str, int, int], None] | None = None) -> dict[tuple[str, str], Evaluation]:
     """(snapshot name, path) -> Evaluation for every path wanted of each snapshot; each distinct (path, bytes, bytes
-    it read) evaluated once (the memo), the rest in parallel batches."""
+    it read) evaluated once (the memo), the rest in parallel batches (`progress(what, done, total)` as they end)."""
     started = time.monotonic()
     stats = stats if stats is not None else EvaluationStats()
     found: dict[tuple[str, str], Evaluation] = {}
@@ -69,7 +70,7 @@ def evaluate_snapshots(nix: str, memo: SummaryMemo, scratch: Scratch, wanted: Se
             else:
                 pending[key] = [job]
                 first.append(job)
-        results = evaluator.evaluate(first)
+        results = evaluator.evaluate(first, progress)
         for job, evaluation in zip(first, results):
             memo.remember(job.path, job.snapshot.files[job.path], evaluation, job.snapshot.fingerprint)
             found[(job.snapshot.name, job.path)] = evaluation
@@ -83,7 +84,7 @@ def evaluate_snapshots(nix: str, memo: SummaryMemo, scratch: Scratch, wanted: Se
                 stats.remembered += 1
             else:
                 retry.append(job)
-        for job, evaluation in zip(retry, evaluator.evaluate(retry)):
+        for job, evaluation in zip(retry, evaluator.evaluate(retry, progress)):
             memo.remember(job.path, job.snapshot.files[job.path], evaluation, job.snapshot.fingerprint)
             found[(job.snapshot.name, job.path)] = evaluation
             stats.evaluated += 1
@@ -162,7 +163,8 @@ def check_patterns(patterns: Sequence[str]) -> None:
 
 
 def diff_commits(repository, base: str, target: str, patterns: Sequence[str], nix: str,
-                 note: Callable[[str], None] | None = None, nixpkgs=None) -> BuildDiff:
+                 note: Callable[[str], None] | None = None, nixpkgs=None,
+                 progress: Callable[[str, int, int], None] | None = None) -> BuildDiff:
     """Evaluate the recipes of `base` and `target` (commit-ish names) and compare them; with `nixpkgs` (a clone's
     folder) also at the real pins (`BuildDiff.real`)."""
     check_patterns(patterns)
@@ -196,7 +198,7 @@ def diff_commits(repository, base: str, target: str, patterns: Sequence[str], ni
             pairs = [(old, new) for old, new in pairs if (old in chosen) or (new in chosen)]
         evaluations = evaluate_snapshots(nix, memo, scratch, [
             (before, [old for old, _ in pairs if old is not None]),
-            (after, [new for _, new in pairs if new is not None])], result.stats)
+            (after, [new for _, new in pairs if new is not None])], result.stats, progress)
         if nixpkgs is not None:
             from pinshift.checks.real_build import evaluate_snapshots_real
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pinshift.checks.facts import RecipeFacts, recipe_facts
@@ -20,10 +21,18 @@ class Recipe:
     facts: RecipeFacts
 
 
-def read_recipes(paths: tuple[str, ...], max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[list[Recipe], list[str]]:
-    """(recipes in path order, skip reasons); a missing PATH is a UsageError (raised by nix_files)."""
+READING = "reading files"  # what the progress line says while the files are read and parsed
+
+
+def read_recipes(paths: tuple[str, ...], max_bytes: int = DEFAULT_MAX_BYTES,
+                 progress: Callable[[str, int, int], None] | None = None) -> tuple[list[Recipe], list[str]]:
+    """(recipes in path order, skip reasons); a missing PATH is a UsageError (raised by nix_files);
+    `progress(what, done, total)` as the files are read."""
     recipes, skipped = [], []
-    for tree, relative in nix_files(paths, max_bytes, listed_files):
+    found = nix_files(paths, max_bytes, listed_files)
+    for number, (tree, relative) in enumerate(found):
+        if progress:
+            progress(READING, number, len(found))
         shown = display_path(tree, relative)
         try:
             data = tree.read(relative)
@@ -31,6 +40,8 @@ def read_recipes(paths: tuple[str, ...], max_bytes: int = DEFAULT_MAX_BYTES) -> 
             skipped.append(f"{shown}: {str(reason).split(': ', 1)[-1]}")
             continue
         recipes.append(recipe_from_bytes(shown, data))
+    if progress and found:
+        progress(READING, len(found), len(found))
     recipes.sort(key=lambda r: r.path)
     return recipes, skipped
 

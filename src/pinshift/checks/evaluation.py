@@ -36,7 +36,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +47,9 @@ from pinshift.checks.snapshots import Snapshot
 STANDIN = Path(__file__).resolve().parent / "standin"
 CANNOT_TELL = "pinshift's stand-in cannot tell what this builds: "  # how standin/default.nix's `cannotTell` begins
 ALWAYS = ("pname", "version", "name", "src", "meta", "passthru")  # names every summary reads
+
+
+EVALUATING = "evaluating recipes"  # what the progress line says while Nix evaluates
 
 
 def find_nix() -> str | None:
@@ -248,8 +251,9 @@ class Evaluator:
         expression = batch_expression(jobs, self.universe_file, self.roots, self.secret)
         return eval_command(self.nix, self.allowed, expression, show_trace)
 
-    def evaluate(self, jobs: Sequence[Job]) -> list[Evaluation]:
-        """One Evaluation per job, in order."""
+    def evaluate(self, jobs: Sequence[Job], progress: Callable[[str, int, int], None] | None = None
+                 ) -> list[Evaluation]:
+        """One Evaluation per job, in order; `progress("evaluating recipes", done, total)` as batches finish."""
         if not jobs:
             return []
         results: list[Evaluation | None] = [None] * len(jobs)
@@ -258,8 +262,14 @@ class Evaluator:
         executor = ThreadPoolExecutor(max_workers=self.workers)
         try:
             futures = [executor.submit(self._batch, jobs, batch, results) for batch in batches]
-            for future in futures:
+            done = 0
+            if progress:
+                progress(EVALUATING, done, len(jobs))
+            for future, batch in zip(futures, batches):
                 future.result()
+                done += len(batch)
+                if progress:
+                    progress(EVALUATING, done, len(jobs))
         except BaseException:
             self.calls.stop()
             executor.shutdown(wait=True, cancel_futures=True)

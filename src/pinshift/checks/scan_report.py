@@ -14,6 +14,7 @@ import re
 from pinshift.languages import markdown_escape as md_escape
 from pinshift.languages.display import visible_data
 
+from pinshift.languages.fit import fit_line, fit_table
 from pinshift.checks.facts import GPU_NAMES, RecipeFacts
 from pinshift.checks.matrix import PIN_DRIFT, SET_DRIFT, Aggregates, Drift, Matrix, isa_of, share
 
@@ -91,13 +92,15 @@ def _rows(facts: RecipeFacts) -> list[tuple[str, str]]:
 # --- the summary -----------------------------------------------------------------------------------
 
 
-def _matrix_table(matrix: Matrix, markdown: bool) -> list[str]:
+def _matrix_table(matrix: Matrix, markdown: bool, width: int | None = None) -> list[str]:
     header = ["gpu", "cuda", *matrix.columns]
     body = [[gpu, cuda, *(str(matrix.cells.get((gpu, cuda, c), "")) for c in matrix.columns)]
             for gpu, cuda in matrix.rows]
     if markdown:
         lines = ["| " + " | ".join(map(md_escape.cell, header)) + " |", "|" + "---|" * len(header)]
         return lines + ["| " + " | ".join(map(md_escape.cell, r)) + " |" for r in body]
+    if width is not None:
+        return fit_table([header, *body], width, keep=2)
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
     return ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in [header, *body]]
 
@@ -180,7 +183,10 @@ def _hint(agg: Aggregates, verbose: bool) -> list[str]:
                                                                          if summarized else ")")]
 
 
-def render_scan(recipes: list[RecipeFacts], agg: Aggregates, fmt: str, verbose: bool = False) -> str:
+def render_scan(recipes: list[RecipeFacts], agg: Aggregates, fmt: str, verbose: bool = False,
+                width: int | None = None) -> str:
+    """The scan in `fmt`; text fitted to `width` columns when given (pinshift.languages.fit: the matrix in blocks of
+    columns, every other line wrapped)."""
     if fmt == "json":
         return json.dumps(visible_data({"recipes": [f.to_json() for f in recipes], **agg.to_json()}), indent=2) + "\n"
     if fmt == "markdown":
@@ -188,7 +194,7 @@ def render_scan(recipes: list[RecipeFacts], agg: Aggregates, fmt: str, verbose: 
     lines = [f"{_plural(len(recipes), 'file')} scanned, {_plural(agg.count, 'recipe')}"
              f"{'' if len(agg.matrices) < 2 else ' in ' + _plural(len(agg.matrices), 'package')}", ""]
     for matrix in agg.matrices:
-        lines += [f"{matrix.package} ({_plural(matrix.count, 'recipe')})", *_matrix_table(matrix, False), ""]
+        lines += [f"{matrix.package} ({_plural(matrix.count, 'recipe')})", *_matrix_table(matrix, False, width), ""]
     for line, files in _drift(agg, verbose):
         lines.append(line)
         indent = "      " if line.startswith("  ") else "    "
@@ -200,6 +206,8 @@ def render_scan(recipes: list[RecipeFacts], agg: Aggregates, fmt: str, verbose: 
             lines.append(facts.path)
             lines.extend(f"  {key:<13}{value}" for key, value in _rows(facts))
             lines.extend(f"  problem      {p}" for p in facts.problems)
+    if width is not None:
+        lines = [piece for line in lines for piece in fit_line(line, width, keep_tokens=verbose)]
     return "\n".join(lines) + "\n"
 
 

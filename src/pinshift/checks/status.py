@@ -404,11 +404,12 @@ def natural_key(name: str) -> tuple:
     return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name) if part)
 
 
-def gather_status(options: StatusOptions) -> StatusResult:
+def gather_status(options: StatusOptions, progress=None) -> StatusResult:
     """Open each repository, read every matching branch's recipes from its commit, build the rows.
 
     Errors about the input (a repository that is not one, a target that has no single pin) are raised
-    before anything else is read; a branch that cannot be read is a row with its error.
+    before anything else is read; a branch that cannot be read is a row with its error. `progress(what, done,
+    total)` hears of the branches read and the files parsed.
     """
     from fnmatch import fnmatchcase
 
@@ -454,7 +455,8 @@ def gather_status(options: StatusOptions) -> StatusResult:
         requests.append((repository, chosen, shown))
     pairs = []  # (row, branch recipes, repository), for the versions at the real pins
     for (repository, _, _), branches in zip(requests, read_repositories(requests, options.files, options.max_bytes,
-                                                                        cache, ReadOptions(options.jobs), memo)):
+                                                                        cache, ReadOptions(options.jobs), memo,
+                                                                        progress)):
         for branch in branches:
             result.rows.append(branch_status(branch))
             pairs.append((result.rows[-1], branch, repository))

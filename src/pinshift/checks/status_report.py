@@ -15,7 +15,10 @@ out; Recipe Pattern abbreviated; GPU left out; Recipe Pattern left out; the coun
 left out; Package shows only the main package, without counts; Nixpkgs Pin shows the two most used
 (`+2`); Drift left out (a line per drifting branch follows the table); Variants left out; then the
 widest of Package and Nixpkgs Pin is cut with `…`, one character at a time, to no less than 12
-characters, then Branch too, and on a very narrow terminal every column (to 4 characters). A line
+characters, then Branch too, in the middle (`pytor…hon311`) and never so far that two branches of a
+repository look the same, and on a very narrow terminal every column (to 4 characters). When the branch
+names cannot be cut apart within the width, each branch is a line of its own above its row. Every other line
+is wrapped (pinshift.languages.fit). A line
 under the table names what was left out; `wide=True` (`--wide`) shows every column in full. Markdown
 and JSON keep everything. JSON (schema `pinshift.status/3`, docs/status-schema.json) carries every
 count and every value's sources.
@@ -25,10 +28,9 @@ from __future__ import annotations
 
 import json
 import re
-import textwrap
-
 from pinshift.languages import markdown_escape as md_escape
-from pinshift.languages.display import visible_data
+from pinshift.languages.display import printable, visible_data
+from pinshift.languages.fit import cells, cut_middle, fit_line
 
 from pinshift.checks.status import CALLER, UNKNOWN, UNPINNED, BranchStatus, Counted, _REVISION, version_key
 from pinshift.checks.matrix import majority_phrase
@@ -272,7 +274,7 @@ def _cell(row: BranchStatus, column: str, notes: Footnotes, markdown: bool, shor
     if column == "Repo":
         return code(row.repository)
     if column == "Branch":
-        return code(row.branch) if markdown else "  " + row.branch
+        return code(row.branch) if markdown else "  " + printable(row.branch)
     if row.error:
         return "unreadable" if column == "Drift" else "?"
     if column == "Nixpkgs Pin":
@@ -356,24 +358,33 @@ def render_text(rows: list[BranchStatus], target=None, notes=(), verbose: bool =
     probe = Footnotes(markdown=False)  # the layout is chosen on cells whose marks are thrown away
     both = [{c: (_cell(row, c, probe, False), _cell(row, c, probe, False, short=True)) for c in columns}
             for row in rows]
-    shown, short, left_out, cut = _fit(columns, both, width, wide)
+    floors = {"Branch": _distinct_width(rows)}
+    shown, short, left_out, cut = _fit(columns, both, width, wide, floors)
+    stacked = not wide and _table_width(shown, short, cut, both) > width  # names too long to cut apart
+    if stacked:  # each branch on a line of its own above its row, the table without Branch, indented
+        shown, short, left_out, cut = _fit([c for c in columns if c != "Branch"], both, width - len(_STACK), wide)
     footnotes = Footnotes(markdown=False)  # numbered in the order the shown cells use them
-    table = [[_cut(_cell(row, c, footnotes, False, short=c in short), cut.get(c)) for c in shown] for row in rows]
+    table = [[_cut(_cell(row, c, footnotes, False, short=c in short), cut.get(c), c) for c in shown] for row in rows]
     headers = ["Aligned" if c == "Aligned" else _cut(c, cut.get(c)) for c in shown]
-    widths = [max(len(line[i]) for line in [headers, *table]) for i in range(len(shown))]
+    widths = [max(cells(line[i]) for line in [headers, *table]) for i in range(len(shown))]
 
-    def table_line(cells: list[str]) -> str:
-        return "  ".join(cell.ljust(w) for cell, w in zip(cells, widths)).rstrip()
+    def table_line(values: list[str]) -> str:
+        return ((_STACK if stacked else "")
+                + "  ".join(value + " " * (w - cells(value)) for value, w in zip(values, widths))).rstrip()
 
     repositories = len({row.root for row in rows})
     summary = (f"{_plural(len(rows), 'branch', 'branches')} in {_plural(repositories, 'repository', 'repositories')}"
                + (f"; target: {target.revision[:7]}, {target.origin} ({_target_counts(target)})" if aligning else ""))
-    lines = _wrap(summary, width, wide) + [""] + [table_line(headers)]
+    lines = _wrap(summary, width, wide) + [""] + (["Branch (each above its row)"] if stacked else []) \
+        + [table_line(headers)]
     current = None
     for row, line in zip(rows, table):
         if row.root != current:
             current = row.root
-            lines.append(row.repository)
+            lines.extend(_wrap(row.repository, width, wide))
+        if stacked:  # a name wider than the screen is wrapped, never cut: two such names still differ
+            name = printable(row.branch)
+            lines.extend("  " + name[i:i + width - 2] for i in range(0, len(name), width - 2))
         lines.append(table_line(line))
     extra = []
     if left_out or short or cut:
@@ -392,14 +403,36 @@ def render_text(rows: list[BranchStatus], target=None, notes=(), verbose: bool =
     return "\n".join(lines + ([""] + wrapped if wrapped else [])) + "\n"
 
 
-def _fit(columns: list[str], rows: list[dict], width: int, wide: bool):
+_STACK = "      "  # a row's indent under its branch when the names are too long for a Branch column
+
+
+def _distinct_width(rows: list[BranchStatus]) -> int:
+    """The narrowest Branch column (its two-space indent included) whose names, cut in the middle, still tell
+    apart every two branches of one repository (`pytor…hon311` and `pytor…hon312`)."""
+    names: dict[str, list[str]] = {}
+    for row in rows:
+        names.setdefault(row.root, []).append(row.branch)
+    longest = max((cells(name) for name in (row.branch for row in rows)), default=0)
+    for room in range(min(longest, 10), longest + 1):
+        if all(len({cut_middle(name, room) for name in group}) == len(group) for group in names.values()):
+            return room + 2
+    return longest + 2
+
+
+def _table_width(shown: list[str], short: set, cut: dict, rows: list[dict]) -> int:
+    natural = {c: max([cells(c)] + [cells(r[c][1 if c in short else 0]) for r in rows]) for c in shown}
+    return sum(min(natural[c], cut.get(c, natural[c])) for c in shown) + 2 * (len(shown) - 1)
+
+
+def _fit(columns: list[str], rows: list[dict], width: int, wide: bool, floors: dict | None = None):
     """(columns shown, columns abbreviated, columns left out, column -> cut width) for a table within `width`.
 
     `rows` hold (full, short) cells per column. FIT_STEPS are taken in order while the table is too
     wide: a column is left out or abbreviated; `("cut", N)` narrows the widest of TRUNCATED one
-    character at a time, none below N characters, and is taken only if that makes the table fit
-    (the last one, as far as it goes).
+    character at a time, none below N characters (nor below its `floors`: Branch keeps the names apart),
+    and is taken only if that makes the table fit (the last one, as far as it goes).
     """
+    floors = floors or {}
     shown, short, left_out, cut = list(columns), set(), [], {}
     if wide:
         return shown, short, left_out, cut
@@ -417,11 +450,12 @@ def _fit(columns: list[str], rows: list[dict], width: int, wide: bool):
         if what == "cut":
             last = index == len(FIT_STEPS) - 1
             narrowable = [c for c in TRUNCATED if c in shown and c != "Branch"]
-            narrowed = _narrowed({c: natural(c) for c in narrowable}, total(cut) - width, argument)
+            narrowed = _narrowed({c: natural(c) for c in narrowable}, total(cut) - width, argument, floors)
             if last and total(narrowed) > width:  # the branch names are cut only when nothing else fits
-                narrowed = _narrowed({c: natural(c) for c in TRUNCATED if c in shown}, total(cut) - width, argument)
+                narrowed = _narrowed({c: natural(c) for c in TRUNCATED if c in shown}, total(cut) - width, argument,
+                                     floors)
             if last and total(narrowed) > width:  # a very narrow terminal: every column
-                narrowed = _narrowed({c: natural(c) for c in shown}, total(cut) - width, 4)
+                narrowed = _narrowed({c: natural(c) for c in shown}, total(cut) - width, 4, floors)
             if total(narrowed) <= width or last:
                 cut = narrowed
         elif argument not in shown:
@@ -449,11 +483,13 @@ def _fit(columns: list[str], rows: list[dict], width: int, wide: bool):
     return shown, short & set(shown), left_out, cut
 
 
-def _narrowed(widths: dict, excess: int, floor: int) -> dict:
-    """Column -> width after taking `excess` characters from the widest columns, none below `floor`."""
+def _narrowed(widths: dict, excess: int, floor: int, floors: dict | None = None) -> dict:
+    """Column -> width after taking `excess` characters from the widest columns, none below `floor` (nor below
+    its own `floors`)."""
     narrowed = dict(widths)
+    floors = floors or {}
     while excess > 0:
-        candidates = [c for c in narrowed if narrowed[c] > floor]
+        candidates = [c for c in narrowed if narrowed[c] > max(floor, floors.get(c, 0))]
         if not candidates:
             break
         widest = max(candidates, key=lambda c: narrowed[c])
@@ -465,11 +501,14 @@ def _narrowed(widths: dict, excess: int, floor: int) -> dict:
 _MARK = re.compile(r"\[\d+\]")
 
 
-def _cut(cell: str, limit: int | None) -> str:
+def _cut(cell: str, limit: int | None, column: str = "") -> str:
     """`cell` within `limit` characters, ending its text in `…`; every footnote mark is kept (those of the
-    part cut off follow the `…`)."""
+    part cut off follow the `…`). A branch name is cut in the middle instead (`  pytor…hon311`): its start and
+    its end tell it from its siblings."""
     if limit is None or len(cell) <= limit:
         return cell
+    if column == "Branch":
+        return "  " + cut_middle(cell[2:], limit - 2)
     pieces = _MARK.split(cell)
     marks = _MARK.findall(cell)
     budget = limit - 1 - sum(len(m) for m in marks)
@@ -490,9 +529,7 @@ def _cut(cell: str, limit: int | None) -> str:
 
 
 def _wrap(line: str, width: int, wide: bool) -> list[str]:
-    if wide or len(line) <= width:
-        return [line]
-    return textwrap.wrap(line, width, subsequent_indent="    ", break_long_words=False, break_on_hyphens=False)
+    return [line] if wide else fit_line(line, width)
 
 
 UNCHECKED = "the versions each recipe builds at its real pin (pass --nixpkgs DIR or set PINSHIFT_NIXPKGS)"

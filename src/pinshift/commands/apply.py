@@ -27,7 +27,7 @@ from typing import Any
 import click
 
 from pinshift.commands.completion import complete_step_kinds
-from pinshift.report.display import printable
+from pinshift.report.display import echo_fitted, printable
 from pinshift.errors import IncompleteRun, ParamError, PinshiftError, StepFailed, UsageError, WriteFailed, WriteRefused
 from pinshift.files.tree import DEFAULT_MAX_BYTES, DirectoryTree, SkippedFile
 from pinshift.report import emit, options_from, report_options
@@ -370,7 +370,7 @@ def plan_apply(options: ApplyOptions):
                                  f"the repository root ({root}) to follow every one"), err=True)
         excluded = add_referrers(selected, here, options.max_bytes, options.excludes)
     [filled] = fill([(kind.name, kind, params)], options.nixpkgs, root)
-    memo = PlanMemo.open(note=lambda line: click.echo(printable(line), err=True))
+    memo = PlanMemo.open(note=lambda line: echo_fitted(printable(line), err=True))
     step = plan_step(WorkingSet(selected), kind, filled.params, step_globs(options.paths, options.globs),
                      title=f"{kind.name} (pinshift apply)", tree_globs=() if follows else None,
                      raw_params=values, options=RunOptions(strict=options.strict, memo=memo))
@@ -389,7 +389,7 @@ def run_apply(options: ApplyOptions, report) -> int:
     plan, selected, memo = plan_apply(options)
     step = plan.steps[0]
     if report.verbose and memo is not None and memo.hits:
-        click.echo(f"pinshift: {memo.summary()}", err=True)
+        echo_fitted(f"pinshift: {memo.summary()}", err=True)
     problem = failure(step, options.strict)
     if options.skip_refused and step.refused:
         problem = f"warning under --strict: {step.warnings[0]}" if options.strict and step.warnings else None
@@ -403,20 +403,20 @@ def run_apply(options: ApplyOptions, report) -> int:
         from pinshift.report.groups import group_lines, refused_groups, warning_groups
 
         for line in group_lines(refused_groups(step), report.verbose):
-            click.echo(printable(f"refused  {line}"), err=True)
+            echo_fitted(printable(f"refused  {line}"), err=True)
         for line in group_lines(warning_groups(step), report.verbose):
-            click.echo(printable(f"warning: {line}"), err=True)
-        click.echo(printable(f"pinshift: {step.kind} failed: {problem}; no file written"), err=True)
+            echo_fitted(printable(f"warning: {line}"), err=True)
+        echo_fitted(printable(f"pinshift: {step.kind} failed: {problem}; no file written"), err=True)
         return 1
     write_changes(step, selected)
     if report.format or report.output:
-        click.echo(summary(step, written=True, verbose=report.verbose), nl=False, err=True)
+        echo_fitted(summary(step, written=True, verbose=report.verbose), nl=False, err=True, keep_tokens=report.verbose)
         try:
             return emit(plan, report)
         except PinshiftError as error:
             changed = "the file above was" if len(step.changed) == 1 else f"the {len(step.changed)} files above were"
             raise IncompleteRun(f"{error}; {changed} changed all the same") from None
-    click.echo(summary(step, written=True, verbose=report.verbose), nl=False)
+    echo_fitted(summary(step, written=True, verbose=report.verbose), nl=False, keep_tokens=report.verbose)
     return 0
 
 
@@ -478,12 +478,12 @@ def write_changes(step, selected: SelectedFiles) -> None:
         if len(reasons) <= 1:
             raise
         for reason in reasons:
-            click.echo(printable(f"refused  {reason}"), err=True)
+            echo_fitted(printable(f"refused  {reason}"), err=True)
         raise type(error)(f"{len(reasons)} files cannot be changed safely (listed above); {NOTHING_CHANGED}") from None
     for leftover in left:
-        click.echo(printable(f"pinshift: warning: could not remove {leftover}"), err=True)
+        echo_fitted(printable(f"pinshift: warning: could not remove {leftover}"), err=True)
     for line in links:
-        click.echo(printable(f"pinshift: warning: {line}"), err=True)
+        echo_fitted(printable(f"pinshift: warning: {line}"), err=True)
 
 
 @click.command()

@@ -24,6 +24,7 @@ def demo(directory: Path | None, python312: bool, flox_args: bool) -> None:
     from pinshift.git.repo import Repository, one_line_log
     from pinshift.branches.migrate import MigrateOptions
     from pinshift.report import ReportOptions
+    from pinshift.report.display import echo_fitted, printable
 
     if python312 and flox_args:
         from pinshift.errors import UsageError
@@ -34,27 +35,27 @@ def demo(directory: Path | None, python312: bool, flox_args: bool) -> None:
         from pinshift.demo.python_branch import BRANCH as BASE, RECIPE, RECIPE_FILE, build_python312_demo
 
         root = build_python312_demo(where)
-        click.echo(f"demo repository: {root} (branch {BASE}: 67 recipes, README.md, .flox/env/manifest.toml)")
-        click.echo(f"$ pinshift migrate {RECIPE_FILE.name}\n")
+        echo_fitted(f"demo repository: {root} (branch {BASE}: 67 recipes, README.md, .flox/env/manifest.toml)")
+        echo_fitted(f"$ pinshift migrate {RECIPE_FILE.name}\n")
         options, base, target = MigrateOptions(recipe=str(RECIPE_FILE), repo=root), BASE, RECIPE
     else:
         from pinshift.demo.build import BASE, RECIPE, build_demo
 
         root = build_demo(where, flox_args=flox_args)
-        click.echo(f"demo repository: {root} (branch {BASE}: 66 recipes, README.md, .flox/env/manifest.toml)")
+        echo_fitted(f"demo repository: {root} (branch {BASE}: 66 recipes, README.md, .flox/env/manifest.toml)")
         options, command, base, target = MigrateOptions(recipe=RECIPE, repo=root), RECIPE, BASE, RECIPE
         if flox_args:
             from pinshift.demo.flox_args import BRANCH, RECIPE as FLOX_RECIPE, TARGET, flox_variants
 
-            click.echo(f"                 (branch {BRANCH}: {len(flox_variants())} recipes taking Flox function arguments)")
+            echo_fitted(f"                 (branch {BRANCH}: {len(flox_variants())} recipes taking Flox function arguments)")
             options = MigrateOptions(recipe=FLOX_RECIPE, repo=root, base=BRANCH, branch=TARGET)
             command, base, target = f"{FLOX_RECIPE} --from {BRANCH} --branch {TARGET}", BRANCH, TARGET
-        click.echo(f"$ pinshift migrate {command}\n")
+        echo_fitted(f"$ pinshift migrate {command}\n")
     code = run_migration(options, ReportOptions())
     repository = Repository.open(root)
     click.echo("\ncommits:")
     for line in one_line_log(repository, base, target):
-        click.echo(f"  {line}")
-    click.echo(f"\nlook around: cd {root} && git log --stat {base}..{target}")
+        echo_fitted(printable(f"  {line}"))
+    echo_fitted(f"\nlook around: cd {root} && git log --stat {base}..{target}", keep_tokens=True)  # to type: whole
     if code:
         raise click.exceptions.Exit(code)

@@ -10,7 +10,7 @@ import click
 
 from pinshift.commands.completion import complete_branches
 from pinshift.report import DEFAULT_MARKDOWN_LIMIT, check_markdown_limit
-from pinshift.report.display import printable
+from pinshift.report.display import echo_fitted, printable
 
 NO_NIX = ("pinshift diff evaluates recipes with nix-instantiate, which is not on PATH: install Nix (Debian: "
           "apt-get install nix-bin); nothing was evaluated")
@@ -57,17 +57,23 @@ def diff(base, target, paths, repo, fmt, output, verbose, nixpkgs, markdown_limi
         from pinshift.checks.nixpkgs import NixpkgsCheckout
 
         NixpkgsCheckout(nixpkgs)  # a folder that is not a clone: one line, before anything is evaluated
-    result = diff_commits(repository, base, target, paths, nix,
-                          note=lambda line: click.echo(printable(line), err=True), nixpkgs=nixpkgs)
+    from pinshift.report.progress import progress_bar, updater
+
+    with progress_bar(enabled=fmt != "json") as bar:
+        result = diff_commits(repository, base, target, paths, nix,
+                              note=lambda line: echo_fitted(printable(line), err=True), nixpkgs=nixpkgs,
+                              progress=updater(bar))
     if verbose:
         from pinshift.checks.nix_process import network_note
 
         if network_note():
-            click.echo(printable(f"pinshift: note: {network_note()}"), err=True)
-    text = render(result, fmt, verbose, markdown_limit)
+            echo_fitted(printable(f"pinshift: note: {network_note()}"), err=True)
+    from pinshift.languages.fit import output_width
+
+    text = render(result, fmt, verbose, markdown_limit, output_width(False if output else None))
     if output:
         write_report(output, text)
-        click.echo(printable(f"pinshift: {count_line(result.recipes)}; report written to {output}"), err=True)
+        echo_fitted(printable(f"pinshift: {count_line(result.recipes)}; report written to {output}"), err=True)
     else:
         echo_report(text)
     if result.broken or result.real_broken:

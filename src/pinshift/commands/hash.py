@@ -30,6 +30,8 @@ def hash_command(rev: str, nixpkgs: Path | None, fmt: str) -> None:
     result = clone.archive_hash(revision.commit)
     click.echo(render_sha256(result.digest, fmt))
     how = "cached" if result.cached else f"computed from {result.files:,} files in {result.seconds:.1f} s"
-    click.echo(f"{revision.describe()}: {how}", err=True)
+    from pinshift.report.display import echo_fitted
+
+    echo_fitted(f"{revision.describe()}: {how}", err=True)
     for note in result.notes:
-        click.echo(f"note: {note}", err=True)
+        echo_fitted(f"note: {note}", err=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from pinshift.commands.completion import complete_branches
-from pinshift.report.display import printable
+from pinshift.report.display import printable, width_for
 
 SHOWN = 10  # residue hunks and dropped candidates listed without --verbose
 
@@ -52,7 +52,12 @@ def infer(base: str, target: str, files: tuple[str, ...], output: str | None, re
     else:  # a recipe needs a step: the files to edit by hand are listed above
         lines.append("no step reproduces a change byte for byte (each candidate changes what TARGET does not): no "
                      "recipe written; every changed file is to edit by hand")
-    click.echo("\n".join(printable(line) for line in lines), err=not output)  # a newline in a name stays escaped
+    # a newline in a name stays escaped; the recipe is content (TOML to save), the summary is fitted, its lines
+    # quoted from files (Excerpt) cut at their end
+    from pinshift.languages.fit import Excerpt, fit_lines
+
+    shown = [Excerpt(printable(line)) if isinstance(line, Excerpt) else printable(line) for line in lines]
+    click.echo("\n".join(fit_lines(shown, width_for(err=not output), keep_tokens=verbose)), err=not output)
     if not inference.complete:
         raise click.exceptions.Exit(1)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import click
 
-from pinshift.report.display import printable
+from pinshift.report.display import echo_fitted, printable
 from pinshift.files.tree import DEFAULT_MAX_BYTES
 
 SCHEMA = "pinshift.lint/1"  # lint --format json, docs/lint-schema.json
@@ -46,9 +46,12 @@ def lint(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], ignore: tupl
                                f"not {fmt}")
     paths = paths or (".",)
     selection = load_selection(find_root(paths), RULES, split_codes(select), split_codes(ignore))
-    recipes, skipped = read_recipes(paths, max_bytes)
+    from pinshift.report.progress import progress_bar, updater
+
+    with progress_bar(enabled=fmt == "text") as bar:
+        recipes, skipped = read_recipes(paths, max_bytes, progress=updater(bar))
     for reason in skipped:
-        click.echo(f"skipped: {printable(reason)}", err=True)
+        echo_fitted(f"skipped: {printable(reason)}", err=True, keep_tokens=verbose)
     from pinshift.checks.lint_references import reference_findings
 
     kept, suppressed = apply_selection(lint_recipes(recipes) + reference_findings(paths, max_bytes, recipes), recipes,
@@ -56,17 +59,18 @@ def lint(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], ignore: tupl
     findings = [f for f in kept if f.severity != "note"]
     notes = [f for f in kept if f.severity == "note"]
     if statistics:
-        click.echo(render_statistics(findings, RULES, fmt, SCHEMA), nl=False)
+        text = render_statistics(findings, RULES, fmt, SCHEMA)
+        echo_fitted(text, nl=False) if fmt == "text" else click.echo(text, nl=False)
     elif fmt in ANNOTATION_FORMATS:
         click.echo(render_annotations(findings, fmt, "lint", RULES), nl=False)
     else:
         extra = {"schema": SCHEMA, "notes": [n.to_json() for n in notes], "suppressed": suppressed}
-        click.echo(printable(render_findings(findings, fmt, "pinshift lint", extra, notes, verbose), keep_newlines=True),
-                   nl=False)
+        text = printable(render_findings(findings, fmt, "pinshift lint", extra, notes, verbose), keep_newlines=True)
+        echo_fitted(text, nl=False, keep_tokens=verbose) if fmt == "text" else click.echo(text, nl=False)
     if fmt in ("text", *ANNOTATION_FORMATS):  # stderr: the workflow commands or the log stay alone on stdout
-        click.echo(printable(render_notes(notes, verbose), keep_newlines=True), nl=False, err=True)
+        echo_fitted(printable(render_notes(notes, verbose), keep_newlines=True), nl=False, err=True, keep_tokens=verbose)
         tail = "".join(f", {n} {word}" for n, word in ((len(notes), "notes" if len(notes) != 1 else "note"),
                                                       (suppressed, "suppressed by noqa")) if n)
-        click.echo(f"{counted(len(recipes), 'file')} linted, {counted(len(findings), 'finding')}{tail}", err=True)
+        echo_fitted(f"{counted(len(recipes), 'file')} linted, {counted(len(findings), 'finding')}{tail}", err=True)
     if findings:
         raise click.exceptions.Exit(1)

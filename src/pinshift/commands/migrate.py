@@ -11,16 +11,18 @@ from pathlib import Path
 import click
 
 from pinshift.commands.completion import complete_branches, complete_recipes
-from pinshift.report.display import printable
+from pinshift.report.display import echo_fitted, printable, width_for
 from pinshift.report import emit, options_from, report_options
-from pinshift.report.progress import progress_bar
+from pinshift.report.progress import progress_bar, updater
 
 
-def summary(result, verbose: bool = False) -> str:
+def summary(result, verbose: bool = False, width: int | None = None) -> str:
     """Branch, base, one line per step (commit id and counts), warnings, and how to inspect the result.
 
-    Repeated warnings and skipped files are one line per step and finding (`--verbose`: each one).
+    Repeated warnings and skipped files are one line per step and finding (`--verbose`: each one). Every line
+    fits `width` columns when given (pinshift.languages.fit).
     """
+    from pinshift.report.display import fit_text
     from pinshift.report.diff import builds_lines
     from pinshift.report.groups import group_lines, note_groups, skipped_groups, warning_groups
     from pinshift.report.totals import plural, short
@@ -33,7 +35,8 @@ def summary(result, verbose: bool = False) -> str:
                      f"({short(migration.base_commit)}); no branch created")
         for step in plan.steps:
             lines.extend(f"note: {line}" for line in group_lines(note_groups(step), verbose, with_step=True))
-        return printable("\n".join(lines), keep_newlines=True) + "\n"
+        text = printable("\n".join(lines), keep_newlines=True)
+        return (fit_text(text, width, keep_tokens=verbose) if width else text) + "\n"
     if result.nothing_to_do:
         lines.append(f"nothing to do: branch {migration.target} already has every step of recipe "
                      f"{migration.recipe.name}")
@@ -65,7 +68,8 @@ def summary(result, verbose: bool = False) -> str:
     if result.interrupted:
         lines.append(f"note: {result.interrupted} arrived after the branch was complete; the run finished")
     lines.append(f"inspect: git log --stat {migration.base}..{migration.target}")
-    return printable("\n".join(lines), keep_newlines=True) + "\n"
+    text = printable("\n".join(lines), keep_newlines=True)
+    return (fit_text(text, width, keep_tokens=verbose) if width else text) + "\n"
 
 
 def verify_failed(migration, planned, verify) -> bool:
@@ -74,13 +78,13 @@ def verify_failed(migration, planned, verify) -> bool:
 
     verification = verify_plan(migration.repository.tree(migration.start_commit), planned, verify)
     for line in [str(f) for f in verification.findings] + [f"note: {n}" for n in verification.notes]:
-        click.echo(f"verify: {printable(line)}", err=True)
+        echo_fitted(f"verify: {printable(line)}", err=True)
     errors = [f for f in verification.findings if f.severity == "error"]
     if errors:
-        click.echo(f"verify: {len(errors)} error{'s' if len(errors) != 1 else ''} on the migrated recipes; nothing committed "
+        echo_fitted(f"verify: {len(errors)} error{'s' if len(errors) != 1 else ''} on the migrated recipes; nothing committed "
                    f"(fix the recipe or the pin, or run without --verify)", err=True)
     else:
-        click.echo(f"verify: migrated recipes verified, {len(verification.findings)} warning{'s' if len(verification.findings) != 1 else ''}",
+        echo_fitted(f"verify: migrated recipes verified, {len(verification.findings)} warning{'s' if len(verification.findings) != 1 else ''}",
                    err=True)
     return bool(errors)
 
@@ -91,21 +95,24 @@ def run_fanout(options, bases, report, verify=None) -> int:
     from pinshift.branches.fanout import FanoutInterrupted, run_all
     from pinshift.interrupts import Interrupted
     from pinshift.report import fanout as fanout_report
+    from pinshift.report import output_is_directory
 
-    click.echo(printable(f"pinshift: {options.recipe} onto {len(bases)} bases: "
-                         f"{', '.join(b.base for b in bases)}"), err=True)
+    echo_fitted(printable(f"pinshift: {options.recipe} onto {len(bases)} bases: "
+                          f"{', '.join(b.base for b in bases)}"), err=True)
     try:
-        outcomes = run_all(options, bases, verify)
+        with progress_bar(enabled=report.format != "json") as progress:
+            outcomes = run_all(replace(options, run=replace(options.run, phases=updater(progress))), bases, verify)
     except FanoutInterrupted as stop:
         for label, done in (("finished before the interrupt", stop.finished),
                             ("completed while stopping", stop.completed)):
             if done:
-                click.echo(printable(f"pinshift: {label}: " + ", ".join(
+                echo_fitted(printable(f"pinshift: {label}: " + ", ".join(
                     f"{o.base} → {o.target} ({o.status})" for o in done)), err=True)
         raise Interrupted(stop.signum) from None
     recipe = _recipe_name(outcomes, options)
-    table = fanout_report.render_table(outcomes, options.dry_run)
     fmt = report.format or ("text" if report.output else None)
+    table_to_stderr = fmt is not None and not report.output and not output_is_directory(report.output or "")
+    table = fanout_report.render_table(outcomes, options.dry_run, width_for(table_to_stderr))
     created = [o.target for o in outcomes if o.status == "created"]
     with report_after_commits(f"branches {', '.join(created)} were created" if created else None):
         _write_fanout_reports(outcomes, report, fmt, recipe, options, table)
@@ -125,7 +132,7 @@ def _write_fanout_reports(outcomes, report, fmt, recipe, options, table) -> None
                                                 report.markdown_limit)
         click.echo(table, nl=False)
         branches, index = written[:-1], written[-1]
-        click.echo(printable(f"pinshift: {plural_reports(len(branches), 'branch report')} and {index.name} written "
+        echo_fitted(printable(f"pinshift: {plural_reports(len(branches), 'branch report')} and {index.name} written "
                              f"to {directory}"), err=True)
     elif fmt is not None:
         if fmt == "json":
@@ -140,7 +147,7 @@ def _write_fanout_reports(outcomes, report, fmt, recipe, options, table) -> None
 
             write_report(report.output, text)
             click.echo(table, nl=False)
-            click.echo(f"pinshift: report written to {report.output}", err=True)
+            echo_fitted(f"pinshift: report written to {report.output}", err=True)
         else:
             from pinshift.report import echo_report
 
@@ -150,7 +157,7 @@ def _write_fanout_reports(outcomes, report, fmt, recipe, options, table) -> None
         if options.dry_run:
             for outcome in outcomes:
                 if outcome.plan is not None:
-                    click.echo(printable(f"== {outcome.base} → {outcome.target}"))
+                    echo_fitted(printable(f"== {outcome.base} → {outcome.target}"))
                     click.echo(render(outcome.plan, report), nl=False)
         click.echo(table, nl=False)
 
@@ -160,7 +167,7 @@ def network_note() -> None:
     from pinshift.checks.nix_process import network_note as note
 
     if note():
-        click.echo(printable(f"pinshift: note: {note()}"), err=True)
+        echo_fitted(printable(f"pinshift: note: {note()}"), err=True)
 
 
 def _recipe_name(outcomes, options) -> str:
@@ -183,7 +190,7 @@ def run_migration(options, report, verify=None) -> int:
 
     from pinshift.planning.memo import PlanMemo
 
-    memo = PlanMemo.open(note=lambda line: click.echo(printable(line), err=True))
+    memo = PlanMemo.open(note=lambda line: echo_fitted(printable(line), err=True))
     options = replace(options, run=replace(options.run, memo=memo))
     bases = bases_of(options)
     if report.output:  # before any work: a report that cannot be written is found now, not after the commits
@@ -194,8 +201,9 @@ def run_migration(options, report, verify=None) -> int:
     if bases is not None:
         return run_fanout(options, bases, report, verify)
 
-    with progress_bar() as progress:
-        options = replace(options, run=replace(options.run, strict=options.strict, progress=progress))
+    with progress_bar(enabled=report.format != "json") as progress:
+        options = replace(options, run=replace(options.run, strict=options.strict, progress=progress,
+                                               phases=updater(progress)))
         migration = prepare(options)
         planned = plan(migration)
     if report.verbose:
@@ -203,7 +211,7 @@ def run_migration(options, report, verify=None) -> int:
     if options.run.memo is not None:
         options.run.memo.save()
         if report.verbose and options.run.memo.hits:
-            click.echo(f"pinshift: {options.run.memo.summary()}", err=True)
+            echo_fitted(f"pinshift: {options.run.memo.summary()}", err=True)
     if verify is not None and verify_failed(migration, planned, verify):
         return 1
     if options.dry_run:
@@ -212,19 +220,19 @@ def run_migration(options, report, verify=None) -> int:
             code = max(code, 1)
         reason = needless(migration, planned)
         if reason is not None:  # what the run would stop on; the exit code stays the report's (docs/recipes.md)
-            click.echo(printable(f"pinshift: note: {reason}; a run would make no branch"), err=True)
+            echo_fitted(printable(f"pinshift: note: {reason}; a run would make no branch"), err=True)
         return code
     for line in clean_stale_worktrees(migration):
-        click.echo(f"pinshift: {line}", err=True)
+        echo_fitted(f"pinshift: {line}", err=True)
     result = run(migration, planned)
     if result.nothing_to_change:
-        click.echo(summary(result), nl=False)
+        click.echo(summary(result, width=width_for()), nl=False)
         return 0
     if report.format or report.output:
-        click.echo(summary(result, report.verbose), err=True, nl=False)
+        click.echo(summary(result, report.verbose, width_for(err=True)), err=True, nl=False)
         with report_after_commits(f"branch {migration.target} was created"):
             return emit(planned, report)
-    click.echo(summary(result, report.verbose), nl=False)
+    click.echo(summary(result, report.verbose, width_for()), nl=False)
     return 0
 
 

@@ -1,7 +1,7 @@
 """`pinshift parse PATH...`: report syntax problems like a linter (exit 1 if any).
 
-Each problem is `path:line:col: message` and, indented below it, its source line (a long line cut to a
-screen's width around the column). Problems of one file that say the same thing (numbers aside, as
+Each problem is `path:line:col: message` and, indented below it, its source line (a long line cut to the
+screen's width around the column, pinshift.languages.fit). Problems of one file that say the same thing (numbers aside, as
 every report groups findings) are shown once, with the count of the rest; `--verbose` lists every one.
 
 A file holding a NUL byte, which every other command skips, is parsed the way Nix reads it (a NUL
@@ -22,7 +22,7 @@ from contextlib import ExitStack
 
 import click
 
-from pinshift.report.display import printable
+from pinshift.report.display import echo_fitted, printable, width_for
 from pinshift.files.tree import DEFAULT_MAX_BYTES, NulFile, SkippedFile, display_path, nix_files
 from pinshift.syntax.document import parse_document
 from pinshift.git.repo import listed_files
@@ -49,7 +49,7 @@ def parse(paths: tuple[str, ...], max_bytes: int, quiet: bool, verbose: bool, co
 
         click.echo(render_annotations(annotations, fmt, "parse", RULES), nl=False)
     if not quiet:
-        click.echo(f"{counted(checked, 'file')} parsed, {counted(problems, 'problem')}, {skipped} skipped", err=True)
+        echo_fitted(f"{counted(checked, 'file')} parsed, {counted(problems, 'problem')}, {skipped} skipped", err=True)
     if problems:
         raise click.exceptions.Exit(1)
 
@@ -103,22 +103,25 @@ def _parse_files(paths, max_bytes: int, verbose: bool, fmt: str, nix) -> tuple[i
                 line, column, message = rejected
                 annotations.append(Finding(shown, line, column, "nix", f"nix-instantiate --parse: {message}"))
                 if fmt == "text":
-                    click.echo(printable(f"{shown}:{line}:{column}: nix-instantiate --parse: {message}"))
+                    echo_fitted(printable(f"{shown}:{line}:{column}: nix-instantiate --parse: {message}"))
         if fmt != "text":
             annotations += [Finding(shown, p.line, p.column, "syntax", p.message + p.detail) for p in found]
             continue
         for problem, repeats in _grouped(found, verbose):
             line = printable(problem.source_line.strip())
-            click.echo(f"{printable(str(problem))}\n    {line}" if line else printable(str(problem)))
+            echo_fitted(printable(str(problem)), keep_tokens=verbose)
+            if line:
+                click.echo(f"    {_fitted_source(line, doc, problem, width_for() - 4)}")
             if repeats:
-                click.echo(f"    (and {repeats} more like this in {printable(shown)}; --verbose lists all)")
+                echo_fitted(f"    (and {repeats} more like this in {printable(shown)}; --verbose lists all)",
+                            keep_tokens=verbose)
     return problems, checked, skipped, annotations
 
 
 def _say(line: str, fmt: str) -> None:
-    """A line for stderr, printable; outside text output it starts with `pinshift: `, so a file name at its start
-    (`::error::x.nix`) cannot make it a workflow command GitHub's runner would obey."""
-    click.echo(printable(line if fmt == "text" else f"pinshift: {line}"), err=True)
+    """A line for stderr, printable and fitted; outside text output it starts with `pinshift: `, so a file name at its
+    start (`::error::x.nix`) cannot make it a workflow command GitHub's runner would obey."""
+    echo_fitted(printable(line if fmt == "text" else f"pinshift: {line}"), err=True)
 
 
 def _grouped(found, verbose: bool) -> list[tuple[object, int]]:
@@ -129,3 +132,12 @@ def _grouped(found, verbose: bool) -> list[tuple[object, int]]:
     for problem in found:
         groups.setdefault(problem.group_key, [problem, 0])[1] += 1
     return [(first, count - 1) for first, count in groups.values()]
+
+
+def _fitted_source(line: str, doc, problem, room: int) -> str:
+    """The problem's source line as shown (stripped), or when wider than `room` cells the part around its column."""
+    from pinshift.languages.fit import cells, cut_end
+
+    if cells(line) <= room:
+        return line
+    return cut_end(printable(doc.line_text(problem.offset, max(room - 2, 8)).strip()), room)

@@ -23,7 +23,7 @@ from typing import Any
 import click
 
 from pinshift.commands.completion import complete_recipes, complete_step_kinds
-from pinshift.report.display import printable
+from pinshift.report.display import echo_fitted, printable
 from pinshift.errors import UsageError
 
 _REPO_HELP = "The recipe repository (default: the current directory)."
@@ -164,9 +164,14 @@ def parameter_rows(kind) -> list[tuple[str, str, str, str]]:
 
 
 def _table(rows: list[tuple[str, ...]], indent: str = "") -> list[str]:
+    """Columns aligned; the last one (a summary) wraps under itself where the screen is narrower (fit_lines)."""
+    from pinshift.report.display import fit_line, width_for
+
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)] if rows else []
-    return [(indent + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1]).rstrip()
-            for row in rows]
+    hang = " " * (len(indent) + sum(w + 2 for w in widths))
+    return [piece for row in rows
+            for piece in fit_line((indent + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  "
+                                   + row[-1]).rstrip(), width_for(), hang)]
 
 
 # --- what the commands print -------------------------------------------------------------------
@@ -191,7 +196,10 @@ def kind_documentation(kind, root: Path) -> list[str]:
     if kind.plans_paths:
         files = f"any, self-references in {files}" if kind.languages else "any"
     lines = [f"step kind {kind.name} ({origin_label(kind.origin, root)}; files: {files})", ""]
-    lines.extend(kind.doc.splitlines() or ["(this step kind has no documentation)"])
+    from pinshift.languages.fit import reflow
+    from pinshift.report.display import width_for
+
+    lines.extend(reflow(kind.doc.splitlines(), width_for()) or ["(this step kind has no documentation)"])
     lines += ["", NEEDED_OPTIONAL if kind.optional else NEEDED_ESSENTIAL]
     rows = parameter_rows(kind)
     lines += ["", "Parameters (as validated; keys are written kebab-case):"]
@@ -280,7 +288,7 @@ def recipes(repo: Path, kinds: bool, migrations: Path | None) -> None:
         lines = _table([(name, origin, description) for name, origin, description in list_recipes(root, skipped)])
         lines.extend(f"note: {line}" for line in skipped)
         lines.extend(script_notes(found, root))
-    click.echo(printable("\n".join(lines), keep_newlines=True))
+    echo_fitted(printable("\n".join(lines), keep_newlines=True))
 
 
 @click.command()
@@ -309,4 +317,4 @@ def show(recipe: str | None, step_kind: str | None, all_kinds: bool, repo: Path,
 
         found = find_recipe(recipe, root)
         lines = recipe_description(found, recipe_origin(recipe, found), validate_recipe(found, kinds), kinds, root)
-    click.echo(printable("\n".join(lines), keep_newlines=True))
+    echo_fitted(printable("\n".join(lines), keep_newlines=True))

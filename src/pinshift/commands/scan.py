@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import click
 
-from pinshift.report.display import printable
+from pinshift.report.display import echo_fitted, printable, width_for
 from pinshift.files.tree import DEFAULT_MAX_BYTES
 
 
@@ -23,8 +23,12 @@ def scan(paths: tuple[str, ...], fmt: str, verbose: bool, max_bytes: int) -> Non
     from pinshift.checks.matrix import aggregate
     from pinshift.checks.scan_report import render_scan
 
-    recipes, skipped = read_recipes(paths or (".",), max_bytes)
+    from pinshift.report.progress import progress_bar, updater
+
+    with progress_bar(enabled=fmt == "text") as bar:
+        recipes, skipped = read_recipes(paths or (".",), max_bytes, progress=updater(bar))
     for reason in skipped:
-        click.echo(f"skipped: {printable(reason)}", err=True)
+        echo_fitted(f"skipped: {printable(reason)}", err=True, keep_tokens=verbose)
     facts = [r.facts for r in recipes]
-    click.echo(printable(render_scan(facts, aggregate(facts), fmt, verbose), keep_newlines=True), nl=False)
+    width = width_for() if fmt == "text" else None
+    click.echo(printable(render_scan(facts, aggregate(facts), fmt, verbose, width), keep_newlines=True), nl=False)

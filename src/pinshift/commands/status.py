@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from pinshift.commands.completion import complete_branches
-from pinshift.report.display import printable
+from pinshift.report.display import echo_fitted, printable
 from pinshift.errors import UsageError
 from pinshift.files.tree import DEFAULT_MAX_BYTES
 
@@ -64,9 +64,12 @@ def status(repos, branches, files, fmt, nixpkgs, align_to, pick, recipe_for, che
     options = StatusOptions(repos=tuple(repos) or (Path("."),), branches=tuple(branches),
                             files=tuple(files) or DEFAULT_FILES, nixpkgs=nixpkgs, align_to=align_to,
                             majority=pick == "majority", max_bytes=max_bytes, jobs=jobs)
-    result = gather_status(options)
+    from pinshift.report.progress import progress_bar, updater
+
+    with progress_bar(enabled=fmt != "json" and recipe_for is None) as bar:
+        result = gather_status(options, updater(bar))
     for note in result.cache_notes:
-        click.echo(printable(note), err=True)
+        echo_fitted(printable(note), err=True)
     if recipe_for is not None:
         click.echo(printable(_recipe(result, options, recipe_for), keep_newlines=True), nl=False)
         return
@@ -133,7 +136,7 @@ def _recipe(result, options, wanted: str) -> str:
         + [f"--files={g}" for g in options.files if options.files != DEFAULT_FILES] + ["--recipe", wanted]))
     name, text = align_recipe(row, result.target, repo_path, options.files, options.majority, command,
                               hashes=bool(row.hashed))
-    click.echo(f"pinshift: recipe {name}: {row.label} onto {result.target.revision[:7]}, {result.target.origin}; "
+    echo_fitted(f"pinshift: recipe {name}: {row.label} onto {result.target.revision[:7]}, {result.target.origin}; "
                f"save it as {Path(row.root) / '.pinshift' / 'recipes' / (name + '.toml')} and run: "
-               f"pinshift migrate {name}", err=True)
+               f"pinshift migrate {name}", err=True, keep_tokens=True)  # a path to type: whole
     return text

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import click
 
+from pinshift.report.display import echo_fitted
+
 
 def _kinds_there(root: Path) -> str:
     from pinshift.steps.registry import REPOSITORY_MIGRATIONS
@@ -44,13 +46,13 @@ def trust(directory: Path, remove: bool, list_all: bool) -> None:
 
             raise UsageError("--list and --remove exclude each other")
         entries = consent.trusted_paths(config)
-        click.echo("\n".join(entries) if entries else f"no trusted repositories ({config})")
+        echo_fitted("\n".join(entries) if entries else f"no trusted repositories ({config})")
         return
     root = repository_root(directory)
     if remove:
         changed = consent.distrust(root, config)
-        click.echo(f"no longer trusted: {root} ({config})" if changed else f"not trusted: {root}; nothing to remove")
+        echo_fitted(f"no longer trusted: {root} ({config})" if changed else f"not trusted: {root}; nothing to remove")
         return
     changed = consent.trust(root, config)
     verb = "trusted" if changed else "already trusted"
-    click.echo(f"{verb}: {root} ({config}); {_kinds_there(root)}")
+    echo_fitted(f"{verb}: {root} ({config}); {_kinds_there(root)}")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from pinshift.report.display import printable
+from pinshift.report.display import echo_fitted, printable
 from pinshift.files.tree import DEFAULT_MAX_BYTES
 
 
@@ -32,19 +32,23 @@ def verify(paths, nixpkgs, rev, evaluate, fmt, max_bytes) -> None:
     from pinshift.checks.verify import verify as verify_recipes
     from pinshift.commands import counted
 
-    recipes, skipped = read_recipes(paths or (".",), max_bytes)
+    from pinshift.report.progress import progress_bar, updater
+
+    with progress_bar(enabled=fmt == "text") as bar:
+        recipes, skipped = read_recipes(paths or (".",), max_bytes, progress=updater(bar))
     for reason in skipped:
-        click.echo(f"skipped: {printable(reason)}", err=True)
+        echo_fitted(f"skipped: {printable(reason)}", err=True)
     on_disk = {r.path: Path(r.path).resolve() for r in recipes}
     result = verify_recipes(recipes, VerifyOptions(nixpkgs, rev, evaluate), on_disk)
-    click.echo(printable(render_verification(result, fmt), keep_newlines=True), nl=False)
+    text = printable(render_verification(result, fmt), keep_newlines=True)
+    echo_fitted(text, nl=False) if fmt == "text" else click.echo(text, nl=False)
     if fmt in ("text", "github", "sarif"):
         for note in result.notes:
-            click.echo(f"note: {printable(note)}", err=True)
+            echo_fitted(f"note: {printable(note)}", err=True)
         errors = sum(f.severity == "error" for f in result.findings)
         evaluated = f", {len(result.evaluations)} evaluated" if evaluate else ""
         warnings = len(result.findings) - errors
-        click.echo(f"{counted(len(recipes), 'file')} verified{evaluated}, {errors} error{'s' if errors != 1 else ''}, "
+        echo_fitted(f"{counted(len(recipes), 'file')} verified{evaluated}, {errors} error{'s' if errors != 1 else ''}, "
                    f"{warnings} warning{'s' if warnings != 1 else ''}", err=True)
     if any(f.severity == "error" for f in result.findings):
         raise click.exceptions.Exit(1)

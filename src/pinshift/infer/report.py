@@ -7,6 +7,7 @@ candidate); the terminal summary fits a screen and lists the first few of each
 
 from __future__ import annotations
 
+from pinshift.languages.fit import Excerpt
 from pinshift.infer.candidates import short
 from pinshift.infer.engine import Inference
 from pinshift.infer.recipe_toml import render
@@ -64,7 +65,7 @@ def proof_lines(inference: Inference, limit: int | None, indent: str = "  ") -> 
         for same in shown:
             more = f" (and {_plural(len(same) - 1, 'more file')} with the same difference)" if len(same) > 1 else ""
             lines.append(f"{indent}{same[0]}{more}")
-            lines.extend(f"{indent}  {line}" for line in same[0].diff)
+            lines.extend(Excerpt(f"{indent}  {line}") for line in same[0].diff)  # cut, never wrapped
             if limit is None and len(same) > 1:
                 lines.append(f"{indent}  also at:")
                 lines.extend(f"{indent}    {r.path}:{r.line}" if r.line else f"{indent}    {r.path}" for r in same[1:])

@@ -1,5 +1,8 @@
 """Which parser reads a file, chosen by its name, and the one call that parses it.
 
+Beside the parsers: `display` (text from files made safe to print) and `fit` (every text output fitted to the
+screen's width), rules for what pinshift prints.
+
 Every parsed document has `.path`, `.data` (the original bytes) and `.problems`
 (syntax problems; edits that add one are refused). Nix files get a tree-sitter
 Document; other languages register a module here (see `PARSERS`).

@@ -61,6 +61,7 @@ class RunOptions:
     strict: bool = False
     progress: Callable[[int, int], None] | None = None
     jobs: int | None = None
+    phases: Callable[[str, int, int], None] | None = None  # other phases' progress (what, done, total): the build check
     memo: Any = None  # a plan_memo.PlanMemo: files planned before are looked up, not planned again
 
 

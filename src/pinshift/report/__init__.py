@@ -118,8 +118,9 @@ def link_base(plan: Plan) -> str | None:
     return None
 
 
-def render(plan: Plan, options: ReportOptions, color: bool = False) -> str:
-    """The report text in the chosen format."""
+def render(plan: Plan, options: ReportOptions, color: bool = False, width: int | None = None) -> str:
+    """The report text in the chosen format; text fitted to `width` columns (default: `output_width` of stdout,
+    or of a file with --output), its diffs as they are (pinshift.languages.fit)."""
     chosen = options.format or "text"
     if chosen == "json":
         from pinshift.report.json import render_json
@@ -129,9 +130,11 @@ def render(plan: Plan, options: ReportOptions, color: bool = False) -> str:
         from pinshift.report.markdown import render_markdown
 
         return render_markdown(plan, options.markdown_limit, link_base(plan))
+    from pinshift.languages.fit import output_width
     from pinshift.report.text import render_text
 
-    return render_text(plan, color=color, verbose=options.verbose)
+    width = width if width is not None else output_width(False if options.output else None)
+    return render_text(plan, color=color, verbose=options.verbose, width=width)
 
 
 def check_output_path(target: str | os.PathLike) -> Path:
@@ -241,8 +244,10 @@ def emit(plan: Plan, options: ReportOptions) -> int:
     else:
         for piece in pieces:
             echo_report(piece)
+    from pinshift.report.display import echo_fitted
+
     for line in finding_lines(plan, options.verbose):
-        click.echo(f"pinshift: {printable(line)}", err=True)
+        echo_fitted(f"pinshift: {printable(line)}", err=True, keep_tokens=options.verbose)
     if options.output:
         click.echo(f"pinshift: report written to {options.output}", err=True)
     return 1 if options.check and plan.would_change else 0

@@ -21,6 +21,7 @@ from typing import Any
 from pinshift.checks.build_changes import DiffGroup, RecipeDiff, change_words, counts, group
 from pinshift.languages.markdown_escape import code, text as markdown_text
 from pinshift.languages.display import visible_bytes
+from pinshift.languages.fit import fit_lines
 from pinshift.report.display import printable
 from pinshift.report.markdown_fit import LIMIT, Part, cut, leave_out
 from pinshift.report.totals import endpoint, plural
@@ -92,7 +93,8 @@ def count_line(diffs: Sequence[RecipeDiff]) -> str:
 # --- pinshift diff --------------------------------------------------------------------------------------------------
 
 
-def render_text(result, verbose: bool = False) -> str:
+def render_text(result, verbose: bool = False, width: int | None = None) -> str:
+    """The text report; every line fitted to `width` columns when given (pinshift.languages.fit)."""
     lines = [printable(f"pinshift diff {endpoint(result.base, result.base_commit)} → "
                        f"{endpoint(result.target, result.target_commit)}")]
     for found in group(result.recipes, result.keys):
@@ -100,6 +102,8 @@ def render_text(result, verbose: bool = False) -> str:
             lines.append(f"{label(found.status)}: {line}" if number == 0 else line)
     lines.append(count_line(result.recipes))
     lines += real_lines(result.real, verbose)
+    if width is not None:
+        lines = fit_lines(lines, width, keep_tokens=verbose)
     return "\n".join(lines) + "\n"
 
 
@@ -277,12 +281,12 @@ def render_json(result) -> str:
     return visible_bytes(json.dumps(diff_data(result), indent=2, ensure_ascii=False), json=True) + "\n"
 
 
-def render(result, fmt: str | None, verbose: bool = False, markdown_limit: int = LIMIT) -> str:
+def render(result, fmt: str | None, verbose: bool = False, markdown_limit: int = LIMIT, width: int | None = None) -> str:
     if fmt == "json":
         return render_json(result)
     if fmt == "markdown":
         return render_markdown(result, markdown_limit)
-    return render_text(result, verbose)
+    return render_text(result, verbose, width)
 
 
 # --- migrate: "What the recipes build" ------------------------------------------------------------------------------

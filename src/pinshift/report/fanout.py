@@ -20,6 +20,7 @@ from pathlib import Path
 from pinshift.languages.markdown_escape import cell, code, link, text as markdown_text
 from pinshift.languages.display import visible_bytes
 from pinshift.report.display import printable
+from pinshift.languages.fit import cells, cut_middle, fit_table, fit_text
 from pinshift.report.totals import plural, short
 
 SCHEMA = "pinshift.fanout/1"
@@ -39,22 +40,31 @@ def _result(outcome) -> str:
     return outcome.status
 
 
-def render_table(outcomes, dry_run: bool) -> str:
-    """One line per base and a count line; the reasons of failed and skipped bases in full."""
+def render_table(outcomes, dry_run: bool, width: int | None = None) -> str:
+    """One line per base and a count line; the reasons of failed and skipped bases in full; fitted to `width`
+    columns when given (pinshift.languages.fit: the table in blocks of columns, the other lines wrapped)."""
     header = ("base → target", "result", "files per step", "files", "warnings")
     shown = {"failed": "FAILED", "skipped": "skipped"}
     rows = [(printable(f"{o.base} → {o.target or '?'}"), shown.get(o.status) or printable(_result(o)),
              _steps(o), str(o.files), str(o.warnings)) for o in outcomes]
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    lines = ["  ".join(cell.ljust(width) for cell, width in zip(header, widths)).rstrip()]
-    lines += ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(header, widths)).rstrip()]
+    lines += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    if width is not None and max(cells(line) for line in lines) > width:
+        room = width - 2 - max(widths[1:])  # base → target beside the widest other column
+        if widths[0] > room:  # each name cut in the middle, the arrow kept
+            half = max((room - 3) // 2, 4)
+            rows = [(printable(f"{cut_middle(o.base, half)} → {cut_middle(o.target or '?', half)}"), *row[1:])
+                    for o, row in zip(outcomes, rows)]
+        lines = fit_table([list(header)] + [list(row) for row in rows], width, keep=1)
     lines += [f"{o.status}: {o.base}: {o.reason}" for o in outcomes if o.status in shown]
     counts = {}
     for outcome in outcomes:
         counts[outcome.status] = counts.get(outcome.status, 0) + 1
     verb = "planned" if dry_run else "done"
     lines.append(f"{plural(len(outcomes), 'base')} {verb}: " + ", ".join(f"{n} {status}" for status, n in counts.items()))
-    return printable("\n".join(lines), keep_newlines=True) + "\n"
+    text = printable("\n".join(lines), keep_newlines=True)
+    return (fit_text(text, width) if width is not None else text) + "\n"
 
 
 def _markdown_table(outcomes, links: dict[str, str] | None = None) -> list[str]:

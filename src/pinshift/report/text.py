@@ -5,6 +5,9 @@ files with this change`; repeated warnings, notes, skipped and refused files one
 per group with the count and the first location. `verbose` lists every file and every
 finding instead.
 
+Every line but a diff's fits the width the caller gives (pinshift.languages.fit: wrapped, a long token cut
+in the middle, whole with `verbose`); a diff is content, shown as it is.
+
 Colour is decided by the caller (`emit`): on only for a TTY without NO_COLOR or
 --no-color. Diffs are decoded with replacement characters for display only, and
 every line is passed through `printable` before it is coloured: control characters
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import click
 
+from pinshift.languages.fit import Verbatim, fit_lines
 from pinshift.planning.diff import diff_text
 from pinshift.report.diff import builds_lines
 from pinshift.report.display import printable
@@ -37,13 +41,13 @@ def _diff(change: FileChange, color: bool) -> list[str]:
     old_path = change.old_path or change.source
     lines = diff_text(change.path, change.before or b"", change.after or b"", old_path=old_path)
     lines = lines.removesuffix("\n").split("\n") if lines else []
-    lines = [printable(line, keep_final_cr=True) for line in lines]
+    lines = [Verbatim(printable(line, keep_final_cr=True)) for line in lines]  # content: never fitted
     if not color:
         return lines
     out = []
     for line in lines:
         style = next((s for prefix, s in _DIFF_COLOURS if line.startswith(prefix)), None)
-        out.append(click.style(line, **style) if style else line)
+        out.append(Verbatim(click.style(line, **style)) if style else line)
     return out
 
 
@@ -109,7 +113,8 @@ def title_line(plan: Plan) -> str:
     return f"{title}: {plan.repository}" if plan.repository else title
 
 
-def render_text(plan: Plan, color: bool = False, verbose: bool = False) -> str:
+def render_text(plan: Plan, color: bool = False, verbose: bool = False, width: int | None = None) -> str:
+    """The report; every line but the diffs' fitted to `width` columns when given (pinshift.languages.fit)."""
     lines = [printable(f"{title_line(plan)} ({'dry run' if plan.dry_run else 'committed'})")]
     lines.extend(printable(f"note: {note}") for note in plan.notes)
     for step in plan.steps:
@@ -128,4 +133,6 @@ def render_text(plan: Plan, color: bool = False, verbose: bool = False) -> str:
     if not plan.would_change:
         summary += " — nothing to change"
     lines.append(_style(summary, color, bold=True))
+    if width is not None:
+        lines = fit_lines(lines, width, keep_tokens=verbose)
     return "\n".join(lines) + "\n"
