@@ -34,6 +34,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -43,6 +44,9 @@ from pinshift.checks.nix_process import NixSandbox, configured_timeout, eval_com
 from pinshift.checks.snapshots import Snapshot
 
 STANDIN = Path(__file__).resolve().parent / "standin"
+# How many recipes each tree (snapshot name: "start", "step 2", …) had evaluated by nix-instantiate in this process,
+# for the tests that prove the build check evaluates the trees between the start and the last only where needed.
+EVALUATED: Counter[str] = Counter()
 ALWAYS = ("pname", "version", "name", "src", "meta", "passthru")  # names every summary reads
 
 
@@ -242,6 +246,7 @@ class Evaluator:
         """One Evaluation per job, in order."""
         if not jobs:
             return []
+        EVALUATED.update(job.snapshot.name for job in jobs)
         results: list[Evaluation | None] = [None] * len(jobs)
         size = max(8, min(250, -(-len(jobs) // (self.workers * 2))))
         batches = [list(range(start, min(start + size, len(jobs)))) for start in range(0, len(jobs), size)]
