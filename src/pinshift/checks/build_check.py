@@ -195,7 +195,8 @@ def check_plan(tree, plan: Plan, intents: dict[int, tuple[str, ...] | None], all
         evaluations = evaluate_snapshots(nix, memo, scratch, [(state, state.nix_paths()) for state in ends],
                                          result.stats)
         lines = _lineages(plan, states)
-        blame = {id(line): _blame(line, states, written, evaluations, intents, plan) for line in lines}
+        seen: dict = {}  # (id(before), id(after)) -> their changes: each pair of summaries compared once
+        blame = {id(line): _blame(line, states, written, evaluations, intents, plan, seen) for line in lines}
         between: dict[int, list[str]] = {}
         for line in lines:
             if blame[id(line)] == "steps":
@@ -218,14 +219,14 @@ def check_plan(tree, plan: Plan, intents: dict[int, tuple[str, ...] | None], all
         renamed = {c.path: c.old_path for c in step.changed if c.old_path is not None}
         if before is not after:
             pairs = _step_pairs(number + 1, lines, blame, states, evaluations)
-            _check_step(step, before, after, renamed, pairs, intents.get(step.index), result)
+            _check_step(step, before, after, renamed, pairs, intents.get(step.index), result, seen)
         for new, old in renamed.items():
             if old in origin:
                 origin[new] = origin.pop(old)
         for change in step.changed:
             if change.removed:
                 origin.pop(change.path, None)
-    _overall(states[0], states[-1], origin, evaluations, result)
+    _overall(states[0], states[-1], origin, evaluations, result, seen)
     if real is not None:
         from pinshift.checks.real_check import real_diffs, refuse_real_breaks
 
@@ -266,7 +267,7 @@ def _evaluation(evaluations: dict, state: Snapshot, path: str | None) -> Evaluat
 
 def _check_step(step: StepPlan, before: Snapshot, after: Snapshot, renamed: dict[str, str],
                 pairs: dict[str, tuple[Evaluation, Evaluation]], patterns: tuple[str, ...] | None,
-                result: BuildsCheck) -> None:
+                result: BuildsCheck, seen: dict) -> None:
     """Refuse or warn on `step` for each recipe whose evaluation before and after it `pairs` holds (path after the
     step -> the two Evaluations)."""
     kind = step.kind
@@ -275,7 +276,7 @@ def _check_step(step: StepPlan, before: Snapshot, after: Snapshot, renamed: dict
             continue
         old = renamed.get(path, path)
         left, right = pairs[path]
-        diff = compare(path, left, right, old if old != path else None)
+        diff = _compare(seen, path, left, right, old if old != path else None)
         if diff.status == "broken":
             result.broken.setdefault(step.index, []).append(diff)
             if result.allow_broken:
@@ -333,7 +334,7 @@ def _lineages(plan: Plan, states: Sequence[Snapshot]) -> list[Lineage]:
 
 
 def _blame(line: Lineage, states: Sequence[Snapshot], written: Sequence[set[str]], evaluations: dict,
-           intents: dict[int, tuple[str, ...] | None], plan: Plan) -> str | int:
+           intents: dict[int, tuple[str, ...] | None], plan: Plan, seen: dict) -> str | int:
     """"none", the one step's number (1..), "covered" or "steps" (above)."""
     first, last = _evaluation(evaluations, states[0], line[0]), _evaluation(evaluations, states[-1], line[-1])
     known = [e for e in (first, last) if e is not None]
@@ -349,7 +350,7 @@ def _blame(line: Lineage, states: Sequence[Snapshot], written: Sequence[set[str]
         return touched[0]
     if first is None or last is None or not first.ok or not last.ok:
         return "steps"
-    changes = compare(line[-1], first, last).changes
+    changes = _compare(seen, line[-1], first, last).changes
     if not changes:
         return "steps"  # changed and changed back, or broken and mended: which step did what needs the trees between
     patterns: list[str] = []
@@ -359,6 +360,18 @@ def _blame(line: Lineage, states: Sequence[Snapshot], written: Sequence[set[str]
             return "steps"
         patterns.extend(declared)
     return "covered" if not unintended(changes, patterns) else "steps"
+
+
+def _compare(seen: dict, path: str, left: Evaluation | None, right: Evaluation | None,
+             old: str | None = None) -> RecipeDiff:
+    """`compare`, the changes between two summaries found once per pair of Evaluations (`seen`)."""
+    if left is None or right is None or not left.ok or not right.ok:
+        return compare(path, left, right, old)
+    key = (id(left), id(right))
+    if key not in seen:
+        seen[key] = (left, right, compare(path, left, right, old).changes)  # the pair kept: its ids stay theirs
+    found = seen[key][2]
+    return RecipeDiff(path, "changed" if found else "same", old, list(found))
 
 
 def _step_pairs(number: int, lines: Sequence[Lineage], blame: dict, states: Sequence[Snapshot],
@@ -387,14 +400,14 @@ def _warn(step: StepPlan, path: str, message: str) -> None:
 
 
 def _overall(start: Snapshot, last: Snapshot, origin: dict[str, str], evaluations: dict,
-             result: BuildsCheck) -> None:
+             result: BuildsCheck, seen: dict) -> None:
     came_from = {new: old for new, old in origin.items()}
     gone = set(start.nix_paths()) - set(came_from.values())
     for path in last.nix_paths():
         old = came_from.get(path)
         left = _evaluation(evaluations, start, old)
         right = _evaluation(evaluations, last, path)
-        diff = compare(path, left, right, old if old and old != path else None)
+        diff = _compare(seen, path, left, right, old if old and old != path else None)
         result.recipes.append(diff)
         if diff.status == "changed":
             result.keys[path] = normal_changes(diff, left.summary, right.summary)
