@@ -20,7 +20,10 @@ with `--no-build-check`, so that they do what sed, ast-grep and the parse do; th
 the same cold dry run evaluating what the recipes build after each step (issue 32), once. It prints a table of
 times and one of the ratios issue 35 sets targets for: migrate cold / (sed + add + commit) <= 2.0, dry-run
 cold / parse <= 2.0, dry-run warm / parse <= 1.0, apply cold / ast-grep <= 2.0, and peak RSS (<= 400 MB at
-40,000). ast-grep comes from PyPI (`ast-grep-cli`), installed into a virtual environment of the benchmark's
+40,000). It also prints issue 44's four rows per size, each with its anchor from the same run: migrate
+--no-build-check cold / (sed + add + commit) <= 2.0, dry run --no-build-check cold / parse <= 2.0, the dry run
+with the check, warm (a second identical run) / parse <= 1.0, and migrate with the check, cold / migrate
+--no-build-check, cold <= 2.0 (the last two leave out with --no-builds). ast-grep comes from PyPI (`ast-grep-cli`), installed into a virtual environment of the benchmark's
 own; without it that column says why.
 
 Usage: python benchmarks/bench.py [--sizes 66,1000,10000,40000] [--repeat 3] [--keep DIR] [--no-builds]
@@ -251,6 +254,11 @@ def run(sizes: list[int], repeat: int, keep: Path | None, builds: bool = True) -
             peak = max(peak, mb)
             git(repo, "branch", "-D", f"bench-{attempt[0]}")
         row["migrate cold"], row["migrate MB cold"] = min(times), peak
+        row["migrate builds"] = None
+        if builds:  # issue 44: the default migrate, the build check included, against the same with --no-build-check
+            row["migrate builds"], row["migrate MB builds"] = _cold(
+                [a for a in migrate_command() if a != "--no-build-check"], repo, 1, scratch, plain_env)
+            git(repo, "branch", "-D", f"bench-{attempt[0]}")
         row["apply cold"] = min(_cold([pinshift, *RENAME], checkout_copy(repo, scratch), 1, scratch, plain_env)[0]
                                 for _ in range(repeat))
         # warm: the benchmark's own cache directory, filled by an untimed run of the same command
@@ -258,6 +266,11 @@ def run(sizes: list[int], repeat: int, keep: Path | None, builds: bool = True) -
         USER_ENV = _pinshift_env(plain_env, scratch, True)
         subprocess.run(dry, cwd=repo, capture_output=True, env=USER_ENV)
         row["dry warm"], row["dry MB warm"] = measure(dry, repo, repeat)
+        row["dry builds warm"] = None
+        if builds:  # issue 44: a second identical dry run with the check (its summaries remembered by the first)
+            checked = [a for a in dry if a != "--no-build-check"]
+            subprocess.run(checked, cwd=repo, capture_output=True, env=USER_ENV)
+            row["dry builds warm"], row["dry MB builds warm"] = measure(checked, repo, repeat)
         times, peak = [], 0.0
         for _ in range(repeat):
             seconds, mb = measure(migrate_command(), repo, 1)
@@ -288,7 +301,7 @@ def run(sizes: list[int], repeat: int, keep: Path | None, builds: bool = True) -
     print("cold: each run with its own empty cache directory (every file read, parsed and planned, the memo "
           "written); warm: the plan memo holds the files (an earlier run of the same recipe on the same bytes); "
           "pinshift's rows with --no-build-check; dry cold +builds: the same cold dry run evaluating what the "
-          "recipes build after each step (one run)")
+          "recipes build (one run); the issue 44 table: the same figures as its four rows")
     if keep is None:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -309,7 +322,8 @@ def _print_tables(rows: list[dict]) -> None:
     table(["files", *[k.replace("commit", "add+commit").replace("dry builds", "dry cold +builds") + " s"
                        for k in keys], "dry MB", "migrate MB"],
           [[f"{r['files']:,}", *[seconds(r[k]) for k in keys],
-            f"{max(r['dry MB cold'], r['dry MB warm']):.0f}", f"{max(r['migrate MB cold'], r['migrate MB warm']):.0f}"]
+            f"{max(r['dry MB cold'], r['dry MB warm'], r.get('dry MB builds', 0), r.get('dry MB builds warm', 0)):.0f}",
+            f"{max(r['migrate MB cold'], r['migrate MB warm'], r.get('migrate MB builds', 0)):.0f}"]
            for r in rows])
 
     def ratio(value: float | None, against: float | None) -> str:
@@ -321,6 +335,18 @@ def _print_tables(rows: list[dict]) -> None:
         cells.append([f"{r['files']:,}", ratio(r["dry cold"], r["parse"]), ratio(r["dry warm"], r["parse"]),
                       ratio(r["migrate cold"], sed), ratio(r["migrate warm"], sed),
                       ratio(r["apply cold"], r["ast-grep"]), ratio(r["apply warm"], r["ast-grep"])])
+    issue = [["migrate --no-build-check, cold", "migrate cold", "sed + git add + commit", None, 2.0],
+             ["dry run --no-build-check, cold", "dry cold", "bare tree-sitter parse", "parse", 2.0],
+             ["dry run with the check, warm", "dry builds warm", "bare tree-sitter parse", "parse", 1.0],
+             ["migrate with the check, cold", "migrate builds", "migrate --no-build-check, cold", "migrate cold", 2.0]]
+    for r in rows:  # issue 44's four rows, each anchor measured in this run
+        lines = []
+        for name, key, anchor_name, anchor, target in issue:
+            against = r["sed"] + r["commit"] if anchor is None else r[anchor]
+            got = r.get(key)
+            lines.append([name, seconds(got), anchor_name, seconds(against), ratio(got, against), f"<= {target:.1f}x"])
+        print(f"issue 44, {r['files']:,} files:")
+        table(["run", "s", "anchor", "anchor s", "ratio", "target"], lines)
     table(["files", "dry/parse cold", "dry/parse warm", "migrate/(sed+commit) cold", "migrate/(sed+commit) warm",
            "apply/ast-grep cold", "apply/ast-grep warm"], cells)
 

@@ -1,11 +1,13 @@
 """After planning a migration: what each recipe builds, step by step, against the stand-in nixpkgs.
 
 The start commit and the tree after each planned step are written to a private directory
-(pinshift.checks.snapshots) and every recipe of each (pinshift.checks.recipe_set.build_recipe_paths: `.flox/pkgs/NAME.nix` and `.flox/pkgs/NAME/default.nix`, no
-`lib/` helper; a file a recipe imports is evaluated through it; a tree with no recipe is not evaluated at all, and the report says so in
-one line) is evaluated (pinshift.checks.evaluation; a file
-whose bytes and imports a step did not change is looked up, not evaluated again). Then, per step, each
-recipe's summary after it is compared with the one before it:
+(pinshift.checks.snapshots) when something in them must be evaluated (pinshift.checks.evaluation; a file
+whose bytes and imports are unchanged is looked up, not evaluated again). Every recipe (pinshift.checks.recipe_set.build_recipe_paths: `.flox/pkgs/NAME.nix` and
+`.flox/pkgs/NAME/default.nix`, no `lib/` helper; a file a recipe imports is evaluated through it; a tree with no
+recipe is not evaluated at all, and the report says so in one line) is evaluated in the
+start and the last tree; the trees in between only for a recipe that several steps touched and whose last
+summary fails or changes beyond what those steps' kinds declare, or does not change at all (`_blame`). Then,
+per step, each recipe's summary after it is compared with the one before it:
 
   - a recipe that evaluated before the step and does not after it is *broken by the step*: the step gets
     a refused file naming the recipe and Nix's message, so migrate makes no branch (exit 1), unless
@@ -13,6 +15,10 @@ recipe's summary after it is compared with the one before it:
   - a changed attribute the step's kind does not declare (`BUILD_CHANGES`, a module-level tuple in each
     step kind; docs/writing-steps.md) is a warning on the step, one message per recipe, so that the report
     groups the recipes changed the same way ("237 files: …").
+
+What the ends alone cannot see (docs/diff.md): a recipe broken by one step and mended by a later one that also
+touched it, or changed by one step in a way only another touching step declares, when its last summary changes
+only as those steps declare.
 
 The "What the recipes build" section compares the start with the last tree (git's renames of the planned
 steps followed). Without nix-instantiate on PATH nothing is evaluated and the section is one note.
@@ -193,11 +199,27 @@ def check_plan(tree, plan: Plan, intents: dict[int, tuple[str, ...] | None], all
     memo = SummaryMemo.open(nix, note)
     with Scratch(files=len(tree.paths()) * (1 + len(plan.steps))) as scratch:
         states = [scratch.commit("start", tree)]
+        written: list[set[str]] = []
         for step in plan.steps:
             writes = {change.path: change.data for change in iter_tree_changes(step)}
+            written.append(set(writes))
             states.append(scratch.after(f"step {step.index}", states[-1], writes) if writes else states[-1])
-        wanted = [(state, recipe_paths(state.nix_paths())) for state in _distinct(states)]
-        evaluations = evaluate_snapshots(nix, memo, scratch, wanted, result.stats, progress)
+        # the start and the last tree only; the trees in between only for the recipes `_needs_steps` names
+        ends = _distinct([states[0], states[-1]])
+        evaluations = evaluate_snapshots(nix, memo, scratch, [(state, recipe_paths(state.nix_paths())) for state in ends],
+                                         result.stats, progress)
+        lines = _lineages(plan, states)
+        seen: dict = {}  # (id(before), id(after)) -> their changes: each pair of summaries compared once
+        blame = {id(line): _blame(line, states, written, evaluations, intents, plan, seen) for line in lines}
+        between: dict[int, list[str]] = {}
+        for line in lines:
+            if blame[id(line)] == "steps":
+                for number in range(1, len(states) - 1):
+                    if line[number] is not None and all(states[number] is not end for end in ends):
+                        between.setdefault(number, []).append(line[number])
+        if between:
+            wanted = [(states[number], paths) for number, paths in sorted(between.items())]
+            evaluations.update(evaluate_snapshots(nix, memo, scratch, wanted, result.stats, progress))
         real = None
         if nixpkgs is not None:
             from pinshift.checks.real_build import evaluate_snapshots_real
@@ -210,14 +232,15 @@ def check_plan(tree, plan: Plan, intents: dict[int, tuple[str, ...] | None], all
         before, after = states[number], states[number + 1]
         renamed = {c.path: c.old_path for c in step.changed if c.old_path is not None}
         if before is not after:
-            _check_step(step, before, after, renamed, evaluations, intents.get(step.index), result)
+            pairs = _step_pairs(number + 1, lines, blame, states, evaluations)
+            _check_step(step, before, after, renamed, pairs, intents.get(step.index), result, seen)
         for new, old in renamed.items():
             if old in origin:
                 origin[new] = origin.pop(old)
         for change in step.changed:
             if change.removed:
                 origin.pop(change.path, None)
-    _overall(states[0], states[-1], origin, evaluations, result)
+    _overall(states[0], states[-1], origin, evaluations, result, seen)
     if real is not None:
         from pinshift.checks.real_check import real_diffs, refuse_real_breaks
 
@@ -261,15 +284,18 @@ def _evaluation(evaluations: dict, state: Snapshot, path: str | None) -> Evaluat
     return evaluations.get((state.name, path))
 
 
-def _check_step(step: StepPlan, before: Snapshot, after: Snapshot, renamed: dict[str, str], evaluations: dict,
-                patterns: tuple[str, ...] | None, result: BuildsCheck) -> None:
+def _check_step(step: StepPlan, before: Snapshot, after: Snapshot, renamed: dict[str, str],
+                pairs: dict[str, tuple[Evaluation, Evaluation]], patterns: tuple[str, ...] | None,
+                result: BuildsCheck, seen: dict) -> None:
+    """Refuse or warn on `step` for each recipe whose evaluation before and after it `pairs` holds (path after the
+    step -> the two Evaluations)."""
     kind = step.kind
     for path in recipe_paths(after.nix_paths()):
-        old = renamed.get(path, path)
-        left, right = _evaluation(evaluations, before, old), _evaluation(evaluations, after, path)
-        if left is None or right is None or left is right:
+        if path not in pairs:
             continue
-        diff = compare(path, left, right, old if old != path else None)
+        old = renamed.get(path, path)
+        left, right = pairs[path]
+        diff = _compare(seen, path, left, right, old if old != path else None)
         if diff.status == "broken":
             result.broken.setdefault(step.index, []).append(diff)
             if result.allow_broken:
@@ -284,19 +310,123 @@ def _check_step(step: StepPlan, before: Snapshot, after: Snapshot, renamed: dict
                 _warn(step, path, beyond_words(kind, left_over, diff.changes))
 
 
+# --- which step did it: the trees in between, only where the ends cannot tell ---------------------------------------
+#
+# A recipe is followed through the planned steps (its path in each tree, renames followed: a *lineage*). A step
+# *touched* it when the step wrote or removed the recipe's file or a file its start or last evaluation read (or,
+# when either read what a blob id cannot stand for, any step that wrote anything). Then:
+#   - touched by no step: the same bytes everywhere, nothing to say;
+#   - touched by one step: the trees before that step hold the start's inputs and the trees after it the last
+#     tree's, so the start and the last evaluation are exactly that step's before and after;
+#   - touched by several: when the last tree evaluates, the start did too, and every change is one that a step that
+#     touched it declares (BUILD_CHANGES; a kind declaring nothing covers nothing here), nothing is said ("covered");
+#     otherwise the recipe is evaluated in every tree in between, and each step it touched is checked as before
+#     ("steps"), so the report names the step that broke or changed it.
+
+Lineage = list  # the recipe's path in states[0..n] (None: not in that tree)
+
+
+def _lineages(plan: Plan, states: Sequence[Snapshot]) -> list[Lineage]:
+    lines: list[Lineage] = []
+    current: dict[str, Lineage] = {}
+    for path in recipe_paths(states[0].nix_paths()):
+        line: Lineage = [None] * len(states)
+        line[0] = path
+        current[path] = line
+        lines.append(line)
+    for number, step in enumerate(plan.steps, start=1):
+        if states[number] is states[number - 1]:
+            for path, line in current.items():
+                line[number] = path
+            continue
+        renamed = {c.path: c.old_path for c in step.changed if c.old_path is not None}
+        following: dict[str, Lineage] = {}
+        for path in recipe_paths(states[number].nix_paths()):
+            line = current.pop(renamed.get(path, path), None)
+            if line is None:
+                line = [None] * len(states)
+                lines.append(line)
+            line[number] = path
+            following[path] = line
+        current = following
+    return lines
+
+
+def _blame(line: Lineage, states: Sequence[Snapshot], written: Sequence[set[str]], evaluations: dict,
+           intents: dict[int, tuple[str, ...] | None], plan: Plan, seen: dict) -> str | int:
+    """"none", the one step's number (1..), "covered" or "steps" (above)."""
+    first, last = _evaluation(evaluations, states[0], line[0]), _evaluation(evaluations, states[-1], line[-1])
+    known = [e for e in (first, last) if e is not None]
+    inputs = {p for p in line if p is not None}
+    for evaluation in known:
+        inputs.update(evaluation.reads)
+    everything = len(known) < 2 or not all(e.cacheable for e in known)
+    touched = [number for number in range(1, len(states)) if states[number] is not states[number - 1] and (
+        line[number] != line[number - 1] or (written[number - 1] and everything) or written[number - 1] & inputs)]
+    if not touched:
+        return "none"
+    if len(touched) == 1:
+        return touched[0]
+    if first is None or last is None or not first.ok or not last.ok:
+        return "steps"
+    changes = _compare(seen, line[-1], first, last).changes
+    if not changes:
+        return "steps"  # changed and changed back, or broken and mended: which step did what needs the trees between
+    patterns: list[str] = []
+    for number in touched:
+        declared = intents.get(plan.steps[number - 1].index)
+        if declared is None:
+            return "steps"
+        patterns.extend(declared)
+    return "covered" if not unintended(changes, patterns) else "steps"
+
+
+def _compare(seen: dict, path: str, left: Evaluation | None, right: Evaluation | None,
+             old: str | None = None) -> RecipeDiff:
+    """`compare`, the changes between two summaries found once per pair of Evaluations (`seen`)."""
+    if left is None or right is None or not left.ok or not right.ok:
+        return compare(path, left, right, old)
+    key = (id(left), id(right))
+    if key not in seen:
+        seen[key] = (left, right, compare(path, left, right, old).changes)  # the pair kept: its ids stay theirs
+    found = seen[key][2]
+    return RecipeDiff(path, "changed" if found else "same", old, list(found))
+
+
+def _step_pairs(number: int, lines: Sequence[Lineage], blame: dict, states: Sequence[Snapshot],
+                evaluations: dict) -> dict[str, tuple[Evaluation, Evaluation]]:
+    """Path after step `number` -> the recipe's evaluation before and after it, for each recipe the step is checked
+    on."""
+    pairs = {}
+    for line in lines:
+        path, old = line[number], line[number - 1]
+        if path is None or old is None:
+            continue
+        how = blame[id(line)]
+        if how == "steps":
+            left, right = _evaluation(evaluations, states[number - 1], old), _evaluation(evaluations, states[number], path)
+        elif how == number:
+            left, right = _evaluation(evaluations, states[0], line[0]), _evaluation(evaluations, states[-1], line[-1])
+        else:
+            continue
+        if left is not None and right is not None and left is not right:
+            pairs[path] = (left, right)
+    return pairs
+
+
 def _warn(step: StepPlan, path: str, message: str) -> None:
     step.files.append(FileChange(path, Outcome.UNCHANGED, "nix", warnings=[Warning(path, 0, 0, message)]))
 
 
 def _overall(start: Snapshot, last: Snapshot, origin: dict[str, str], evaluations: dict,
-             result: BuildsCheck) -> None:
+             result: BuildsCheck, seen: dict) -> None:
     came_from = {new: old for new, old in origin.items()}
     gone = set(recipe_paths(start.nix_paths())) - set(came_from.values())
     for path in recipe_paths(last.nix_paths()):
         old = came_from.get(path)
         left = _evaluation(evaluations, start, old)
         right = _evaluation(evaluations, last, path)
-        diff = compare(path, left, right, old if old and old != path else None)
+        diff = _compare(seen, path, left, right, old if old and old != path else None)
         result.recipes.append(diff)
         if diff.status == "changed":
             result.keys[path] = normal_changes(diff, left.summary, right.summary)

@@ -36,6 +36,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -46,6 +47,9 @@ from pinshift.checks.snapshots import Snapshot
 
 STANDIN = Path(__file__).resolve().parent / "standin"
 CANNOT_TELL = "pinshift's stand-in cannot tell what this builds: "  # how standin/default.nix's `cannotTell` begins
+# How many recipes each tree (snapshot name: "start", "step 2", …) had evaluated by nix-instantiate in this process,
+# for the tests that prove the build check evaluates the trees between the start and the last only where needed.
+EVALUATED: Counter[str] = Counter()
 ALWAYS = ("pname", "version", "name", "src", "meta", "passthru")  # names every summary reads
 
 
@@ -256,6 +260,7 @@ class Evaluator:
         """One Evaluation per job, in order; `progress("evaluating recipes", done, total)` as batches finish."""
         if not jobs:
             return []
+        EVALUATED.update(job.snapshot.name for job in jobs)
         results: list[Evaluation | None] = [None] * len(jobs)
         size = max(8, min(250, -(-len(jobs) // (self.workers * 2))))
         batches = [list(range(start, min(start + size, len(jobs)))) for start in range(0, len(jobs), size)]
