@@ -26,7 +26,7 @@ LIB = {".flox/pkgs/lib/cpu-isa.nix": "in a lib/ folder", ".flox/pkgs/lib/custom-
 
 @pytest.fixture(autouse=True)
 def no_columns(monkeypatch):
-    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.setenv("COLUMNS", "1000")  # whole lines are read; fitting is tests/test_output_fits.py's
 
 
 @pytest.fixture(scope="module")

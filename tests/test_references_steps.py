@@ -183,15 +183,16 @@ def test_references_follow_a_rename_in_every_shape(make_repo, run_cli, files, re
 
 
 def test_a_computed_import_is_noted_never_guessed(make_repo, run_cli):
-    root = make_repo({"pkgs/x-old.nix": "{ }: 1\n", "pkgs/y.nix": '{ a = import (./. + "/x-old.nix") { }; }\n'})
+    # Flox recipes (.flox/pkgs/), which the build check evaluates
+    root = make_repo({".flox/pkgs/x-old.nix": "{ }: 1\n", ".flox/pkgs/y.nix": '{ a = import (./. + "/x-old.nix") { }; }\n'})
     text = 'files = ["**/*.nix"]\n' + step("rename-files", **{"from": "-old", "to": "-new"})
     result = migrate(run_cli, root, text, "--dry-run")
     # the graph does not guess where the computed path leads; evaluating y.nix finds that it broke
     assert result.exit_code == 1, result
-    assert "pkgs/y.nix: no longer evaluates" in result.stderr + result.stdout, result
+    assert ".flox/pkgs/y.nix: no longer evaluates" in result.stderr + result.stdout, result
     assert migrate(run_cli, root, text, "--allow-broken").exit_code == 0
-    assert show(root, "out", "pkgs/y.nix") == b'{ a = import (./. + "/x-old.nix") { }; }\n'
-    assert "note: pkgs/y.nix:1:14: import of a computed path: not followed; check by hand that it names no file this " \
+    assert show(root, "out", ".flox/pkgs/y.nix") == b'{ a = import (./. + "/x-old.nix") { }; }\n'
+    assert "note: .flox/pkgs/y.nix:1:14: import of a computed path: not followed; check by hand that it names no file this " \
            "step renames" in result.stdout
 
 
