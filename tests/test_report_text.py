@@ -87,7 +87,14 @@ def test_colour_rules(monkeypatch, options, env, tty, expected):
     assert use_color(options, stream) is expected
 
 
-def test_progress_bar_draws_on_a_terminal_and_erases_itself():
+def terminal_not_ci(monkeypatch) -> None:
+    """A terminal of a person's: no `CI`, no dumb `TERM` (the bar is off for those: test_progress_terminal.py)."""
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+
+
+def test_progress_bar_draws_on_a_terminal_and_erases_itself(monkeypatch):
+    terminal_not_ci(monkeypatch)
     stream = Terminal()
     with progress_bar("planning", stream=stream, min_files=10) as bar:
         assert isinstance(bar, ProgressBar)
@@ -99,7 +106,8 @@ def test_progress_bar_draws_on_a_terminal_and_erases_itself():
     assert out.endswith("\r\x1b[K")
 
 
-def test_progress_bar_is_silent_for_pipes_and_short_runs():
+def test_progress_bar_is_silent_for_pipes_and_short_runs(monkeypatch):
+    terminal_not_ci(monkeypatch)
     with progress_bar(stream=io.StringIO()) as bar:
         assert bar is None
     stream = Terminal()
@@ -109,7 +117,8 @@ def test_progress_bar_is_silent_for_pipes_and_short_runs():
     assert stream.getvalue() == ""
 
 
-def test_progress_bar_follows_the_real_runner(tmp_path):
+def test_progress_bar_follows_the_real_runner(tmp_path, monkeypatch):
+    terminal_not_ci(monkeypatch)
     from report_plans import REPORTS
 
     from pinshift.files.tree import DirectoryTree
