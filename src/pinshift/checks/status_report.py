@@ -172,11 +172,13 @@ def _gpu(row: BranchStatus, notes: Footnotes, markdown: bool) -> str:
 
 def _versions(package, notes: Footnotes, short: bool) -> str:
     """`2.10.0 (override)`; `1.18.1 (override, 3) / 1.24.2 (override, 1)`; short: `1.18.1 / 1.24.2 (override)`."""
-    parts = []
+    shown: dict[tuple[str, str], int] = {}  # one part per value as shown: "real" and "pin" both show no origin
     for version in package.versions:
         mark = notes.mark(_unknown_version(package, version)) if version.value == UNKNOWN else ""
         origin = version.origin if version.origin in ("override", "recipe") else ""
-        parts.append((version.value + mark, origin, version.recipes))
+        key = (version.value + mark, origin)
+        shown[key] = shown.get(key, 0) + version.recipes
+    parts = [(value, origin, count) for (value, origin), count in shown.items()]
     if len(parts) == 1:
         value, origin, _ = parts[0]
         return value + (f" ({origin})" if origin else "")
