@@ -14,7 +14,8 @@ from pathlib import Path
 
 from pinshift.files.tree import DirectoryTree
 from pinshift.planning.plan import StepPlan
-from pinshift.planning.runner import WorkingSet, plan_step
+from pinshift.planning.runner import plan_step
+from pinshift.planning.working_set import WorkingSet
 from pinshift.steps.registry import bundled_kinds
 
 STEPS = Path(__file__).parent / "fixtures" / "steps"

@@ -8,7 +8,8 @@ from pinshift.demo.matrix import OLD_REV, render_recipe, variants
 from pinshift.files.tree import SkippedFile
 from pinshift.git.repo import CommitTree
 from pinshift.recipes.recipe import find_recipe, validate_recipe
-from pinshift.planning.runner import RunOptions, plan_recipe
+from pinshift.planning.jobs import RunOptions
+from pinshift.planning.runner import plan_recipe
 from pinshift.steps.registry import available_kinds
 
 

@@ -14,7 +14,9 @@ from pinshift.files.fileops import FileOp, check_file_ops, clone, remove, rename
 from pinshift.files.tree import DirectoryTree
 from pinshift.migrations._file_names import Naming, self_reference_edits
 from pinshift.planning.plan import FileChange, Outcome, Plan, StepPlan, TreeChange, tree_changes
-from pinshift.planning.runner import RunOptions, WorkingSet, plan_step
+from pinshift.planning.jobs import RunOptions
+from pinshift.planning.runner import plan_step
+from pinshift.planning.working_set import WorkingSet
 from pinshift.steps.registry import bundled_kinds
 from pinshift.syntax.document import parse_document
 

@@ -45,7 +45,8 @@ def test_planning_nix_steps_loads_no_libcst(tmp_path):
     script = (
         "import sys, json\n"
         "from pinshift.files.tree import DirectoryTree\n"
-        "from pinshift.planning.runner import WorkingSet, plan_step\n"
+        "from pinshift.planning.runner import plan_step\n"
+        "from pinshift.planning.working_set import WorkingSet\n"
         "from pinshift.steps.registry import bundled_kinds\n"
         "kind = bundled_kinds()['pin-swap']\n"
         "params = kind.parse_params({'old': '6a030d5', 'new': '0182a361324364ae3f436a63005877674cf45efb'})\n"

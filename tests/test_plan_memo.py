@@ -3,7 +3,7 @@
 Every test compares what pinshift produces with the memo against what it produces with the memo
 off (`PINSHIFT_CACHE=off`, as the rest of the suite runs): whole JSON reports byte for byte, and
 the trees of the commits a real migrate makes. That a warm run really plans nothing is shown by
-making planning itself fail (`runner.process_file` raises) and running again: the run still
+making planning itself fail (`file_edits.process_file` raises) and running again: the run still
 succeeds, with the same report, because no file reached it.
 """
 
@@ -19,7 +19,7 @@ import pytest
 from conftest import git
 
 from pinshift.planning import memo as plan_memo
-from pinshift.planning import runner
+from pinshift.planning import file_edits
 from pinshift.demo.build import build_demo
 from pinshift.demo.python_branch import RECIPE_FILE, build_python312_demo
 
@@ -53,19 +53,19 @@ def _planning_forbidden(monkeypatch) -> list[str]:
         tried.append(path)
         raise AssertionError(f"{path} was planned although the memo holds it")
 
-    monkeypatch.setattr(runner, "process_file", refuse)
+    monkeypatch.setattr(file_edits, "process_file", refuse)
     return tried
 
 
 def _counting(monkeypatch) -> list[str]:
     planned: list[str] = []
-    real = runner.process_file
+    real = file_edits.process_file
 
     def count(path, data, jobs):
         planned.append(path)
         return real(path, data, jobs)
 
-    monkeypatch.setattr(runner, "process_file", count)
+    monkeypatch.setattr(file_edits, "process_file", count)
     return planned
 
 
@@ -235,7 +235,7 @@ def test_step_kinds_from_outside_pinshift_are_never_remembered(run_cli, make_rep
 
 def test_the_fingerprint_changes_with_the_code_params_and_globs_and_refuses_what_it_cannot_spell(monkeypatch):
     from pinshift.steps.registry import available_kinds, get_kind
-    from pinshift.planning.runner import StepJob
+    from pinshift.planning.jobs import StepJob
 
     kind = get_kind(available_kinds(None, None), "rename-attr")
     params = kind.params_type(from_="python3Packages", to="python313Packages")

@@ -30,7 +30,8 @@ from pinshift.files.tree import DirectoryTree
 from pinshift.interrupts import handling_signals
 from pinshift.steps.registry import bundled_kinds
 from pinshift.recipes.recipe import parse_recipe, validate_recipe
-from pinshift.planning.runner import RunOptions, plan_recipe
+from pinshift.planning.jobs import RunOptions
+from pinshift.planning.runner import plan_recipe
 
 MIGRATIONS = Path(__file__).parent / "fixtures" / "migrations"
 RECIPE = """

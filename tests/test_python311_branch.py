@@ -250,7 +250,8 @@ def test_parallel_workers_plan_exactly_what_one_process_plans(migrated):
     """Forked workers read renamed files through the WorkingSet overlay (git objects, batched), like the parent."""
     from pinshift.git.repo import Repository
     from pinshift.recipes.recipe import load_recipe_file, validate_recipe
-    from pinshift.planning.runner import RunOptions, plan_recipe
+    from pinshift.planning.jobs import RunOptions
+    from pinshift.planning.runner import plan_recipe
     from pinshift.steps.registry import available_kinds
 
     root, _, _ = migrated

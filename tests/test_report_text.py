@@ -123,7 +123,8 @@ def test_progress_bar_follows_the_real_runner(tmp_path, monkeypatch):
 
     from pinshift.files.tree import DirectoryTree
     from pinshift.recipes.recipe import load_recipe_file, validate_recipe
-    from pinshift.planning.runner import RunOptions, plan_recipe
+    from pinshift.planning.jobs import RunOptions
+    from pinshift.planning.runner import plan_recipe
     from pinshift.steps.registry import load_kinds_from
 
     root = write_tree(tmp_path, demo_files())

@@ -12,7 +12,9 @@ from pinshift.errors import ParamError
 from pinshift.files.tree import DirectoryTree
 from pinshift.planning.plan import Outcome
 from pinshift.recipes.recipe import parse_recipe, validate_recipe
-from pinshift.planning.runner import RunOptions, WorkingSet, plan_recipe, plan_step
+from pinshift.planning.jobs import RunOptions
+from pinshift.planning.runner import plan_recipe, plan_step
+from pinshift.planning.working_set import WorkingSet
 from pinshift.steps.registry import load_kinds_from
 
 KINDS = load_kinds_from(Path(__file__).parent / "fixtures" / "runner" / "migrations")

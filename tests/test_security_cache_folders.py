@@ -19,7 +19,7 @@ import pytest
 
 from conftest import git, require_nix
 from pinshift.planning import memo as plan_memo
-from pinshift.planning import runner
+from pinshift.planning import file_edits
 
 RECIPE = (Path(__file__).parent / "fixtures" / "steps" / "metadata-rev" / "bump.nix").read_text()
 FILES = {f"pkgs/p{n}.nix": RECIPE for n in range(3)}
@@ -173,7 +173,7 @@ def test_two_installs_sharing_a_cache_keep_each_others_stores(run_cli, make_repo
         now = _files(cache)
         assert all(now.get(name) == data for name, data in stores[version].items()), version
     planned: list[str] = []
-    monkeypatch.setattr(runner, "process_file", lambda path, data, jobs: planned.append(path))
+    monkeypatch.setattr(file_edits, "process_file", lambda path, data, jobs: planned.append(path))
     for version in ("1.0", "2.0", "1.0"):
         _install(monkeypatch, version)
         assert run_all() == first[version]

@@ -10,15 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from pinshift.planning import runner
+from pinshift.planning import survey
 from pinshift.demo.matrix import NEW_REV, OLD_REV
 from pinshift.errors import ParamError
 from pinshift.files.tree import DirectoryTree
-from pinshift.planning.runner import RunOptions, WorkingSet, plan_step
+from pinshift.planning.jobs import RunOptions
+from pinshift.planning.runner import plan_step
+from pinshift.planning.working_set import WorkingSet
 from pinshift.steps.registry import bundled_kinds
 
 SWAP = {"old": "6a030d5", "new": NEW_REV}
-MANY = runner.SAMPLE_FILES + 8  # the sample sees only the first files
+MANY = survey.SAMPLE_FILES + 8  # the sample sees only the first files
 
 
 def _fetch(rev: str) -> str:
@@ -52,7 +54,7 @@ def _plan(root: Path, params=SWAP, jobs: int = 1):
 
 def _reference(root: Path, monkeypatch, params=SWAP):
     with monkeypatch.context() as patch:
-        patch.setattr(runner, "SAMPLE_FILES", 0)  # no sample, no guess: the full survey runs first
+        patch.setattr(survey, "SAMPLE_FILES", 0)  # no sample, no guess: the full survey runs first
         return _plan(root, params)
 
 

@@ -162,7 +162,8 @@ def test_bundled_recipe_readme_step_has_the_seed_values(make_repo):
     is typed."""
     from pinshift.recipes.placeholders import fill_facts
     from pinshift.recipes.recipe import find_recipe
-    from pinshift.planning.runner import WorkingSet, plan_step
+    from pinshift.planning.runner import plan_step
+    from pinshift.planning.working_set import WorkingSet
 
     recipe = find_recipe("pytorch-2.10-cuda12_9")
     (step,) = [s for s in recipe.steps if s.kind == "readme-branch-table"]

@@ -256,7 +256,7 @@ def run_all(options, bases: list[BaseTarget], verify=None) -> list[BaseOutcome]:
     branch is set only once its last commit exists). `FanoutInterrupted` then says which bases had
     finished before the signal and which finished while the workers stopped.
     """
-    from pinshift.planning.runner import RunOptions
+    from pinshift.planning.jobs import RunOptions
     from pinshift.branches import workers
 
     progress = options.run.phases if options.run else None  # the bases done; a worker draws nothing itself

@@ -28,7 +28,8 @@ from pinshift.interrupts import deferred
 from pinshift.recipes.placeholders import base_name, migration_branches
 from pinshift.planning.plan import Plan, StepPlan, iter_tree_changes
 from pinshift.recipes.recipe import Recipe, RecipeStep, find_recipe, validate_recipe
-from pinshift.planning.runner import RunOptions, plan_recipe
+from pinshift.planning.jobs import RunOptions
+from pinshift.planning.runner import plan_recipe
 from pinshift.branches.doc_facts import plan_with_facts
 from pinshift.steps.registry import available_kinds
 from pinshift.steps.kind import StepKind

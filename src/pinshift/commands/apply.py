@@ -349,7 +349,9 @@ def plan_apply(options: ApplyOptions):
     """(Plan, SelectedFiles, PlanMemo or None): the step planned in memory over the selected files; nothing written."""
     from pinshift.commands.recipes import repository_root
     from pinshift.planning.plan import Plan
-    from pinshift.planning.runner import RunOptions, WorkingSet, plan_step
+    from pinshift.planning.jobs import RunOptions
+    from pinshift.planning.runner import plan_step
+    from pinshift.planning.working_set import WorkingSet
     from pinshift.steps.registry import available_kinds, get_kind
     from pinshift.steps.trust import Consent
 

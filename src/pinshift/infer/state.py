@@ -15,7 +15,7 @@ from pinshift import languages
 from pinshift.errors import PinshiftError
 from pinshift.infer.hunks import Hunk, hunks
 from pinshift.infer.trees import Comparison
-from pinshift.planning.runner import WorkingSet
+from pinshift.planning.working_set import WorkingSet
 
 
 class State:
