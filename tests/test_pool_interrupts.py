@@ -2,7 +2,7 @@
 leaves the planning code, never by the garbage collector on another thread.
 
 The traceback users saw — `Exception ignored in: <generator object process_files> … RuntimeError: cannot
-join current thread` — came from the memo loop of `runner._run_segment`: an interrupt there left the pool's
+join current thread` — came from the memo loop of `segments.run_segment`: an interrupt there left the pool's
 generator suspended, to be finalized later by whichever thread collected it, the pool's own manager
 thread included, which then tried to join itself. Each test picks the moment of a real signal; the last
 kills pinshift outright, whose pool workers must not outlive it.

@@ -179,7 +179,7 @@ def test_hunks_read_off_the_edits_equal_the_diffs(data):
 
 
 def test_the_hunks_the_runner_records_equal_the_ones_the_report_would_compute(tmp_path):
-    """runner.process_file records each change's hunks where it plans the file (in a worker, from the bytes it
+    """file_edits.process_file records each change's hunks where it plans the file (in a worker, from the bytes it
     holds); they must equal hunks.changed_lines of the finished change, on the demo and the python311 renames."""
     import dataclasses
 
