@@ -216,7 +216,7 @@ class Plan:
     target_commit: str = ""
     dry_run: bool = True
     notes: list[str] = field(default_factory=list)
-    builds: Any = None  # what the recipes build, step by step (pinshift.checks.build_check.BuildsCheck); None: unchecked
+    builds: Any = None  # what the recipes build, step by step (pinshift.evaluation.build_check.BuildsCheck); None: unchecked
 
     @property
     def changed_paths(self) -> list[str]:

@@ -2,7 +2,7 @@
 recipes build" section of migrate's report.
 
 Recipes whose status and changes (or error) are the same are one line, the first of them named
-(pinshift.checks.build_changes.group), as the migrate report groups identical edits: `66 recipes: nixpkgs
+(pinshift.evaluation.build_changes.group), as the migrate report groups identical edits: `66 recipes: nixpkgs
 6a030d5 → 0182a36; python3Packages.torch → python313Packages.torch; nothing else`. `verbose` lists every
 recipe of a group; Markdown and JSON always list them. Everything from a file goes through `printable`; in
 Markdown through pinshift.languages.markdown_escape. The Markdown report fits `--markdown-limit`
@@ -18,7 +18,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from pinshift.checks.build_changes import DiffGroup, RecipeDiff, change_words, counts, group
+from pinshift.evaluation.build_changes import DiffGroup, RecipeDiff, change_words, counts, group
 from pinshift.languages.markdown_escape import code, text as markdown_text
 from pinshift.languages.display import visible_bytes
 from pinshift.languages.fit import fit_lines
@@ -112,7 +112,7 @@ def render_text(result, verbose: bool = False, width: int | None = None) -> str:
 
 def real_group_line(found, verbose: bool = False) -> list[str]:
     """`66 recipes rebuild: torch 2.9.1 → 2.9.1 (first: path; --verbose lists all)`; one recipe: `path: rebuild: …`."""
-    from pinshift.checks.real_changes import real_words
+    from pinshift.evaluation.real_changes import real_words
 
     recipes = found.recipes
     words = real_words(found.first)
@@ -126,7 +126,7 @@ def real_group_line(found, verbose: bool = False) -> list[str]:
 
 def real_count_line(real) -> str:
     """`66 recipes at the real pins: 64 rebuild, 1 broken, 1 cannot tell`."""
-    from pinshift.checks.real_changes import real_counts
+    from pinshift.evaluation.real_changes import real_counts
 
     parts = [f"{number} {status}" for status, number in real_counts(real).items() if number]
     return f"{_recipes(len(real))} at the real pins: {', '.join(parts) if parts else 'none'}"
@@ -134,7 +134,7 @@ def real_count_line(real) -> str:
 
 def real_lines(real, verbose: bool = False, prefix: str = "real: ") -> list[str]:
     """The text lines of the real build: one per group and the counts; None (no clone): the unchecked line."""
-    from pinshift.checks.real_changes import UNCHECKED, group_real
+    from pinshift.evaluation.real_changes import UNCHECKED, group_real
 
     if real is None:
         return [f"unchecked: {UNCHECKED}"]
@@ -147,7 +147,7 @@ def real_lines(real, verbose: bool = False, prefix: str = "real: ") -> list[str]
 
 
 def real_markdown(real) -> list[str]:
-    from pinshift.checks.real_changes import UNCHECKED, group_real, real_words
+    from pinshift.evaluation.real_changes import UNCHECKED, group_real, real_words
 
     if real is None:
         return [f"> Unchecked: {markdown_text(UNCHECKED)}", ""]
@@ -165,7 +165,7 @@ def real_markdown(real) -> list[str]:
 
 
 def real_json(real) -> dict[str, Any]:
-    from pinshift.checks.real_changes import UNCHECKED, group_real, real_counts, real_data, real_words
+    from pinshift.evaluation.real_changes import UNCHECKED, group_real, real_counts, real_data, real_words
 
     if real is None:
         return {"checked": False, "unchecked": [UNCHECKED]}
