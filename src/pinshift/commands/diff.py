@@ -45,7 +45,7 @@ def diff(base, target, paths, repo, fmt, output, verbose, nixpkgs, markdown_limi
     from pinshift.errors import UsageError
     from pinshift.git.repo import Repository
     from pinshift.report import check_output_path, echo_report, write_report
-    from pinshift.report.diff import count_line, render
+    from pinshift.report.builds import count_line, render
 
     if output:
         check_output_path(output)

@@ -23,7 +23,7 @@ def summary(result, verbose: bool = False, width: int | None = None) -> str:
     fits `width` columns when given (pinshift.languages.fit).
     """
     from pinshift.report.display import fit_text
-    from pinshift.report.diff import builds_lines
+    from pinshift.report.builds import builds_lines
     from pinshift.report.groups import group_lines, note_groups, skipped_groups, warning_groups
     from pinshift.report.totals import plural, short
 

@@ -26,7 +26,7 @@ from pinshift.files.globs import glob_problem, matches
 from pinshift.infer import propose_docs, propose_files, propose_nix, propose_pins, propose_strings
 from pinshift.infer.candidates import Setting, draft_message, literal, literal_value, writable
 from pinshift.infer.coverage import Coverage, corrupted, measure, planned_files, recipe_origins
-from pinshift.infer.groups import describe
+from pinshift.infer.group_globs import describe
 from pinshift.infer.prove import Accepted, Dropped, attempt
 from pinshift.infer.recipe_toml import render
 from pinshift.infer.state import State

@@ -40,7 +40,7 @@ from pinshift.errors import EditConflict, EditRefused, PinshiftError, RecipeErro
 from pinshift.files.fileops import FileOp, check_file_ops, remove
 from pinshift.files.tree import SkippedFile, SourceTree
 from pinshift.files.globs import matches
-from pinshift.planning.hunks import changed_lines
+from pinshift.planning.changed_lines import changed_lines
 from pinshift.graph.tree import file_graph
 from pinshift.planning.plan import DERIVED, AppliedEdit, FileChange, Outcome, Plan, StepPlan, Warning, derive
 from pinshift.planning.references import check_segment, plan_references

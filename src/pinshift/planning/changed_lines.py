@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
-from pinshift.planning.diff import unified_diff
+from pinshift.planning.unified_diff import unified_diff
 from pinshift.planning.plan import FileChange
 
 OLD_NAME, NEW_NAME = b"<old-name>", b"<new-name>"
