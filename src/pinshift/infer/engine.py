@@ -2,7 +2,7 @@
 
 1. Compare: git's view of which files changed and which were renamed or copied (trees.py).
 2. Propose and try, kind by kind in recipe order (PHASES): each proposer reads what still
-   differs between the current state and TARGET (hunks.py, state.py) and suggests steps; each
+   differs between the current state and TARGET (token_hunks.py, state.py) and suggests steps; each
    suggestion is planned on the state with the runner `pinshift migrate` uses and kept only
    if every byte it changes is TARGET's (prove.py). Later kinds see what earlier steps did:
    rename-attr is inferred on files pin-nixpkgs has already converted.
