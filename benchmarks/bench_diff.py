@@ -9,7 +9,7 @@ Builds two repositories from the seed's recipes (pinshift.demo.matrix) through g
 and times, in fresh processes, `pinshift diff BASE TARGET --format json`:
 
     cold   PINSHIFT_CACHE=off: every recipe of both commits evaluated (targets: seed < 3 s, large < 20 s on 2 cores)
-    warm   the summaries remembered by an untimed first run (pinshift.checks.summary_memo), in a cache
+    warm   the summaries remembered by an untimed first run (pinshift.evaluation.summary_memo), in a cache
            directory of the benchmark's own
 
 It prints best and median wall seconds of `--repeat` runs, the median CPU seconds (user + system, the

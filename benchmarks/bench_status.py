@@ -19,7 +19,7 @@ user runs it):
     six   pinshift status --repo ... (all six) --format json               (target: <= 5 s on 2 cores)
 
 each twice: *cold* (`PINSHIFT_CACHE=off`: every blob read from git and parsed, as on a first run) and
-*warm* (the facts of every blob remembered by the warm-up run, pinshift.checks.facts_memo, in a cache
+*warm* (the facts of every blob remembered by the warm-up run, pinshift.facts.facts_memo, in a cache
 directory of the benchmark's own: what a maintainer's next run does); and for each, `git grep -P` of
 the same facts (nixpkgs archive revisions, package sets and interpreters, cudaPackages_X_Y /
 cudaVersion, every GPU-target notation, versions, pnames) over every branch of the same

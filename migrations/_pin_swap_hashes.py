@@ -3,7 +3,7 @@
 - "keep" (the default): the hash is left as it is and warned ("hash must be refreshed").
 - "remove": the fetcher's `sha256`/`hash` binding is deleted (its whole line when it has
   one of its own), so Nix fetches the new revision unpinned or reports the right hash.
-- a sha256 value (after `hash = "compute"`, the one pinshift.checks.pin_inputs computed): the
+- a sha256 value (after `hash = "compute"`, the one pinshift.facts.pin_inputs computed): the
   NAR hash of the new revision's unpacked archive, written where that is the hash Nix
   checks: `builtins.fetchTarball`/`fetchTarball`, `fetchzip` and `fetchFromGitHub`
   (without `postFetch`, `stripRoot = false`, `fetchSubmodules = true` or another

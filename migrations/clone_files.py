@@ -72,7 +72,7 @@ from pinshift.steps.kind import ReferencePlan, StepContext, StepOutput
 from pinshift.syntax.queries import find_bindings
 
 NAME = "clone-files"
-# What it intends to change in what a recipe builds (pinshift.checks.build_check; docs/writing-steps.md): a copy is a new recipe (added); its values are what the step is for.
+# What it intends to change in what a recipe builds (pinshift.evaluation.build_check; docs/writing-steps.md): a copy is a new recipe (added); its values are what the step is for.
 BUILD_CHANGES = ("*",)
 LANGUAGES = ("nix",)  # the files whose self-references and values it edits; any selected file is copied
 

@@ -48,7 +48,7 @@ from pinshift.migrations._results import result_overrides
 from pinshift.syntax.queries import STRING_TYPES, as_string, nodes_spelling, override_attrs, unwrap, walk
 
 NAME = "metadata-rev"
-# What it intends to change in what a recipe builds (pinshift.checks.build_check; docs/writing-steps.md): the marker lives in postInstall.
+# What it intends to change in what a recipe builds (pinshift.evaluation.build_check; docs/writing-steps.md): the marker lives in postInstall.
 BUILD_CHANGES = ("postInstall", "*.postInstall")
 LANGUAGES = ("nix",)
 # Recipes without a catalog marker are no reason to stop a migration (docs/recipes.md).

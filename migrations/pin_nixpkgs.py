@@ -127,7 +127,7 @@ from pinshift.syntax.scopes import resolve as binder_at
 from pinshift.syntax.stackless import Call, run
 
 NAME = "pin-nixpkgs"
-# What it intends to change in what a recipe builds (pinshift.checks.build_check; docs/writing-steps.md): the caller's nixpkgs becomes the pin: everything the recipe reads of it may change.
+# What it intends to change in what a recipe builds (pinshift.evaluation.build_check; docs/writing-steps.md): the caller's nixpkgs becomes the pin: everything the recipe reads of it may change.
 BUILD_CHANGES = ("*",)
 PLACEHOLDERS = ("rev",)  # `url`'s `{rev}` is this step's to fill, not a recipe placeholder
 LANGUAGES = ("nix",)

@@ -99,7 +99,7 @@ from pinshift.steps.kind import NixpkgsFacts, NixpkgsQuery, PinOf, StepContext, 
 from pinshift.syntax.queries import STRING_TYPES, as_string, fetcher_calls, walk
 
 NAME = "pin-swap"
-# What it intends to change in what a recipe builds (pinshift.checks.build_check; docs/writing-steps.md): the pin and any fetcher's revision and hash.
+# What it intends to change in what a recipe builds (pinshift.evaluation.build_check; docs/writing-steps.md): the pin and any fetcher's revision and hash.
 BUILD_CHANGES = ("nixpkgs.rev", "nixpkgs.hash", "*.rev", "*.hash", "*.sha256", "*.url", "*fetchTarball*")
 LANGUAGES = ("nix", "markdown", "python", "toml", "shell")
 
@@ -153,7 +153,7 @@ _NEEDS_CLONE = 'hash = "compute" needs a local nixpkgs clone: pass --nixpkgs DIR
 
 
 def nixpkgs_query(params: Params) -> NixpkgsQuery | None:
-    """A `new` that is not a full commit id, or `hash = "compute"`, needs a nixpkgs clone (pinshift.checks.pin_inputs);
+    """A `new` that is not a full commit id, or `hash = "compute"`, needs a nixpkgs clone (pinshift.facts.pin_inputs);
     a `new` table needs the other repository's branch read first."""
     compute = params.hash == "compute"
     if isinstance(params.new, PinOf):
@@ -271,10 +271,10 @@ def prepare(params: Params, docs: Iterable) -> Resolved:
 def resolve(params: Params, surveys: Iterable[dict[str, list[str]]]) -> Resolved:
     """`prepare` from per-file surveys (the runner may gather them while it plans; see runner)."""
     query = nixpkgs_query(params)
-    if isinstance(params.new, PinOf):  # only pinshift.checks.pin_inputs reads another repository's branch
+    if isinstance(params.new, PinOf):  # only pinshift.facts.pin_inputs reads another repository's branch
         raise ParamError("new", f"pin-swap: 'new' names the pin of {params.new.label}, which the command "
                                 "resolves before planning (pinshift migrate or apply)")
-    if query is not None:  # the command did not complete the params from a clone (pinshift.checks.pin_inputs)
+    if query is not None:  # the command did not complete the params from a clone (pinshift.facts.pin_inputs)
         raise ParamError("new" if not _is_full(params.new) else "hash", f"pin-swap: {query.without_clone}")
     old, new = params.old.lower(), params.new.lower()
     found = _merged(surveys)

@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # libcst loads only when a Python file is planned (keeps Nix-
     from pinshift.languages.python import PythonDocument
 
 NAME = "python-constant"
-# What it intends to change in what a recipe builds (pinshift.checks.build_check; docs/writing-steps.md): Python files only: no recipe builds anything else.
+# What it intends to change in what a recipe builds (pinshift.evaluation.build_check; docs/writing-steps.md): Python files only: no recipe builds anything else.
 BUILD_CHANGES = ()
 LANGUAGES = ("python",)
 

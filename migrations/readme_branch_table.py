@@ -70,7 +70,7 @@ from pinshift.languages.markdown import MarkdownDocument, Row, Table, plain_text
 from pinshift.steps.kind import Claim, StepContext, StepOutput
 
 NAME = "readme-branch-table"
-# What it intends to change in what a recipe builds (pinshift.checks.build_check; docs/writing-steps.md): Markdown only: no recipe builds anything else.
+# What it intends to change in what a recipe builds (pinshift.evaluation.build_check; docs/writing-steps.md): Markdown only: no recipe builds anything else.
 BUILD_CHANGES = ()
 LANGUAGES = ("markdown",)
 # A README that already has the row, or none of the tables, is no reason to stop a migration (docs/recipes.md).

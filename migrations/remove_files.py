@@ -52,7 +52,7 @@ from pinshift.migrations._references import computed_references, text_mentions, 
 from pinshift.steps.kind import ReferencePlan, StepContext, StepOutput
 
 NAME = "remove-files"
-# What it intends to change in what a recipe builds (pinshift.checks.build_check; docs/writing-steps.md): removed recipes are removed; every other recipe builds what it built.
+# What it intends to change in what a recipe builds (pinshift.evaluation.build_check; docs/writing-steps.md): removed recipes are removed; every other recipe builds what it built.
 BUILD_CHANGES = ()
 LANGUAGES = ()  # no file is parsed: any selected file is removed
 

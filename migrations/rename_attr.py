@@ -85,7 +85,7 @@ from pinshift.syntax.queries import name_of, nodes_spelling, unwrap
 from pinshift.syntax.scopes import binder_of, inherited_binder, resolve
 
 NAME = "rename-attr"
-# What it intends to change in what a recipe builds (pinshift.checks.build_check; docs/writing-steps.md): the package selected, and every symbolic path with `from` renamed.
+# What it intends to change in what a recipe builds (pinshift.evaluation.build_check; docs/writing-steps.md): the package selected, and every symbolic path with `from` renamed.
 BUILD_CHANGES = ("package", "«{from_}→{to}»")
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_'-]*\Z")

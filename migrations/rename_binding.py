@@ -71,7 +71,7 @@ from pinshift.syntax.queries import walk
 from pinshift.syntax.scopes import binder_of, inherited_binder, is_nix_global, resolve
 
 NAME = "rename-binding"
-# What it intends to change in what a recipe builds (pinshift.checks.build_check; docs/writing-steps.md): a variable renamed with its references builds the same.
+# What it intends to change in what a recipe builds (pinshift.evaluation.build_check; docs/writing-steps.md): a variable renamed with its references builds the same.
 BUILD_CHANGES = ()
 LANGUAGES = ("nix",)
 

@@ -69,7 +69,7 @@ from pinshift.migrations._references import computed_references, renamed_referen
 from pinshift.steps.kind import ReferencePlan, StepContext, StepOutput
 
 NAME = "rename-files"
-# What it intends to change in what a recipe builds (pinshift.checks.build_check; docs/writing-steps.md): a renamed recipe's self-references (pname, descriptions) follow its new name.
+# What it intends to change in what a recipe builds (pinshift.evaluation.build_check; docs/writing-steps.md): a renamed recipe's self-references (pname, descriptions) follow its new name.
 BUILD_CHANGES = ("*",)
 LANGUAGES = ("nix",)  # the files whose self-references it edits; any selected file is renamed
 

@@ -62,7 +62,7 @@ from pinshift.steps.kind import StepContext, StepOutput
 from pinshift.syntax.queries import as_string, find_bindings, unwrap, walk
 
 NAME = "replace-in-strings"
-# What it intends to change in what a recipe builds (pinshift.checks.build_check; docs/writing-steps.md): the strings at `paths` (and comments): any attribute.
+# What it intends to change in what a recipe builds (pinshift.evaluation.build_check; docs/writing-steps.md): the strings at `paths` (and comments): any attribute.
 BUILD_CHANGES = ("*",)
 LANGUAGES = ("nix",)
 

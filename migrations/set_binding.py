@@ -119,7 +119,7 @@ from pinshift.migrations._results import binding_overrides, result_overrides
 from pinshift.syntax.queries import ATTRSET_TYPES, bindings, find_bindings, name_of, override_attrs, unwrap
 
 NAME = "set-binding"
-# What it intends to change in what a recipe builds (pinshift.checks.build_check; docs/writing-steps.md): the binding `path` sets, wherever the overrideAttrs is.
+# What it intends to change in what a recipe builds (pinshift.evaluation.build_check; docs/writing-steps.md): the binding `path` sets, wherever the overrideAttrs is.
 BUILD_CHANGES = ("{path}*", "*.{path}*", "{at}.{path}*", "*.{at}.{path}*")
 
 _SEGMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_'-]*\Z")

@@ -1,7 +1,7 @@
 """migrate's build check evaluates the start and the last tree, and the trees in between only where they must name a step.
 
 Through the real CLI on real repositories, evaluated by the real nix-instantiate (in-process, so the count of
-recipes each tree had evaluated, pinshift.checks.evaluation.EVALUATED, is this run's): four steps that each change
+recipes each tree had evaluated, pinshift.evaluation.evaluation.EVALUATED, is this run's): four steps that each change
 what every recipe builds as their kinds declare evaluate the start and step 4 only; a rename past an overriding
 overlay as step 2 of 4 is warned on step 2 (and nowhere else), and removing an imported recipe as step 2 of 4 is
 refused naming step 2, the trees in between evaluated to find it; a step that changes the recipes' bytes but not what
@@ -17,8 +17,8 @@ import pytest
 
 from build_repos import PKGS, fixture_files
 from conftest import git, require_nix
-from pinshift.checks import evaluation
-from pinshift.checks.recipe_set import build_recipe_paths
+from pinshift.evaluation import evaluation
+from pinshift.facts.recipe_set import build_recipe_paths
 
 OVERLAY_FILES = ("pytorch-python313-cpu-avx2", "pytorch-python313-cuda12_9-sm120-avx2",
                  "pytorch-python313-cuda12_9-sm90-avx512")

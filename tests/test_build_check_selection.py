@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import require_nix
-from pinshift.checks.build_check import NO_RECIPES, recipe_paths
+from pinshift.evaluation.build_check import NO_RECIPES, recipe_paths
 
 REWRITE = """[[steps]]
 kind = "rewrite"
@@ -26,7 +26,7 @@ def _recipe(tmp_path: Path, files: str) -> str:
 
 def test_only_recipes_are_evaluated():
     # Flox builds .flox/pkgs/NAME.nix and .flox/pkgs/NAME/default.nix; a nested file or a lib/ file is a helper
-    # (pinshift.checks.recipe_set, the definition status, scan and lint share), evaluated through its importers.
+    # (pinshift.facts.recipe_set, the definition status, scan and lint share), evaluated through its importers.
     assert recipe_paths(["modules/a.nix", ".flox/pkgs/x.nix", ".flox/pkgs/sub/y.nix", ".flox/pkgs/sub/default.nix",
                          ".flox/pkgs/lib/isa.nix", "default.nix"]) == [".flox/pkgs/x.nix", ".flox/pkgs/sub/default.nix"]
 

@@ -207,7 +207,7 @@ def test_verify_sarif_and_github_carry_v001(run_cli, tmp_path):
 
 @pytest.mark.nix
 def test_parse_nix_asks_nix_instantiate_and_names_its_place(run_cli, tmp_path):
-    from pinshift.checks.nix_process import NixSandbox, nix_parse_verdict
+    from pinshift.sandbox.nix_process import NixSandbox, nix_parse_verdict
 
     nix = shutil.which("nix-instantiate")
     assert nix, "nix-instantiate is the oracle and must be installed"

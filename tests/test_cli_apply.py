@@ -13,7 +13,7 @@ import pytest
 from conftest import without_loading_notices
 
 from pinshift.demo.matrix import NEW_REV, OLD_REV
-from pinshift.planning.diff import diff_text
+from pinshift.planning.unified_diff import diff_text
 from step_golden import STEPS, canonical_changes, expected
 
 FIXTURES = Path(__file__).parent / "fixtures"

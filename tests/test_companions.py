@@ -27,7 +27,7 @@ from click.testing import CliRunner
 
 from companion_repo import COMPANIONS, GRAPH, PKGS, commit_branch, flox_files, pinned_files, show, tree_of
 from conftest import git, require_nix
-from pinshift.checks.eval import nix_string
+from pinshift.evaluation.clone_eval import nix_string
 from pinshift.cli import main
 
 STUB = GRAPH / "stub-nixpkgs"

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from conftest import git
-from pinshift.planning.diff import diff_text, unified_diff
+from pinshift.planning.unified_diff import diff_text, unified_diff
 
 CASES = {
     "one line": (b"{\n  rev = \"6a030d5\";\n}\n", b"{\n  rev = \"0182a36\";\n}\n"),
@@ -77,7 +77,7 @@ def test_context_lines_are_configurable():
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pinshift.planning.diff import _lines
+from pinshift.planning.unified_diff import _lines
 
 
 def _differing_stretch(before: bytes, after: bytes) -> int:

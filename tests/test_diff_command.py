@@ -309,7 +309,7 @@ def test_a_cache_that_is_a_link_or_a_fifo_is_not_used_and_nothing_hangs(statuses
     if spoil == "link":
         (cache / "summaries").symlink_to(elsewhere)
     else:
-        from pinshift.checks.summary_memo import store_name
+        from pinshift.evaluation.summary_memo import store_name
 
         (cache / "summaries").mkdir()
         os.mkfifo(cache / "summaries" / store_name(require_nix()))

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES
-from pinshift.checks.collect import recipe_from_bytes
-from pinshift.checks.notation import cuda_set_version, name_parts, normalize_sm, sm_targets
-from pinshift.checks.resolve import Resolver
+from pinshift.facts.collect import recipe_from_bytes
+from pinshift.facts.notation import cuda_set_version, name_parts, normalize_sm, sm_targets
+from pinshift.facts.resolve import Resolver
 
 KINDS = FIXTURES / "kinds"
 FILE = "file name"

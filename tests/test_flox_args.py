@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 from conftest import FIXTURES, git, require_nix
 from migrate_repo import snapshot
-from pinshift.checks.eval import evaluate, nix_string
+from pinshift.evaluation.clone_eval import evaluate, nix_string
 from pinshift.cli import main
 from pinshift.demo.build import build_demo
 from pinshift.demo.flox_args import flox_variants
@@ -177,7 +177,7 @@ def test_converted_recipes_evaluate_like_the_originals_with_a_stub_nixpkgs(repo,
 
 @pytest.mark.parametrize("name", EXPECTED)
 def test_verify_eval_reads_pname_and_version_of_the_converted_recipe(repo, name, tmp_path):
-    """The product's own `verify --eval` evaluation (pinshift.checks.eval) on the converted recipes."""
+    """The product's own `verify --eval` evaluation (pinshift.evaluation.clone_eval) on the converted recipes."""
     nix = require_nix()
     root, _ = repo
     recipe = tmp_path / name

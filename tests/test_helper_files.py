@@ -178,7 +178,7 @@ def drift_of_scan(report: dict) -> list[str]:
 
 
 def test_status_and_scan_say_the_same_drift(run_cli, repos, tmp_path):
-    """One definition (pinshift.checks.matrix.drift_markers): each branch's Drift cell is what scan says of
+    """One definition (pinshift.facts.matrix.drift_markers): each branch's Drift cell is what scan says of
     the same files, on branches with none, pin drift only beside the caller's nixpkgs, and package-set drift."""
     root = repository(tmp_path, "mixed", {"main": vllm_files()})
     flox = comfyui_files()[".flox/pkgs/comfyui-plugins.nix"]

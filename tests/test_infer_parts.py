@@ -12,8 +12,8 @@ import tomllib
 import pytest
 
 from pinshift.infer.candidates import literal, replacement, writable
-from pinshift.infer.groups import exact_globs, group_globs
-from pinshift.infer.hunks import distance, hunks, lcs_length, overreach
+from pinshift.infer.group_globs import exact_globs, group_globs
+from pinshift.infer.token_hunks import distance, hunks, lcs_length, overreach
 from pinshift.infer.names import name_change
 from pinshift.infer.propose_pins import abbreviation
 from pinshift.infer.recipe_toml import render

@@ -16,7 +16,7 @@ from conftest import git
 from pinshift.cli import main
 from pinshift.demo.build import build_demo
 from pinshift.infer.blocks import first_mixed_block
-from pinshift.infer.groups import describe, group_globs
+from pinshift.infer.group_globs import describe, group_globs
 
 PKGS = ".flox/pkgs"
 FLAGS = 'export CXXFLAGS="$CXXFLAGS ${nixpkgs_pinned.lib.concatStringsSep " " cpuFlags}"'

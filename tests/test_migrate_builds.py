@@ -20,8 +20,8 @@ import pytest
 from build_repos import PKGS, fixture_files
 from conftest import FIXTURES as BUILDS_DIR, git, require_nix
 from migrate_repo import FILES, MIGRATIONS, SWAPS
-from pinshift.checks.build_check import intended, unintended
-from pinshift.checks.build_changes import Change
+from pinshift.evaluation.build_check import intended, unintended
+from pinshift.evaluation.build_changes import Change
 from pinshift.demo.build import demo_files
 from pinshift.steps.registry import bundled_kinds
 
@@ -352,7 +352,7 @@ def test_no_build_check_evaluates_nothing_and_the_report_says_so(make_repo, run_
 def test_a_long_evaluation_says_how_to_skip_it(make_repo, run_cli, tmp_path, monkeypatch):
     """When the check's evaluations take long (thousands of recipes), the report says so and names the way out."""
     require_nix()
-    from pinshift.checks import build_check
+    from pinshift.evaluation import build_check
 
     root = make_repo(fixture_files("companions"))
     args = ("migrate", recipe(tmp_path, REMOVE), "--repo", str(root), "--from", "main", "--branch", "next",

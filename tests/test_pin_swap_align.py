@@ -1,5 +1,5 @@
 """pin-swap's `new = { repo = "../build-vllm", ref = "main" }` (issue 20 item 2): the pin of another
-repository's branch, resolved before planning (pinshift.checks.pin_inputs), migrated with the real `pinshift migrate`."""
+repository's branch, resolved before planning (pinshift.facts.pin_inputs), migrated with the real `pinshift migrate`."""
 
 from __future__ import annotations
 

@@ -133,7 +133,7 @@ def test_removals_are_one_group_and_never_join_edits():
 
 
 def _difflib_hunks(before: bytes, after: bytes) -> list[list[bytes]]:
-    from pinshift.planning.diff import unified_diff
+    from pinshift.planning.unified_diff import unified_diff
 
     hunks: list[list[bytes]] = []
     for line in unified_diff("x", before, after, context=0).split(b"\n")[2:]:
@@ -185,7 +185,7 @@ def test_the_hunks_the_runner_records_equal_the_ones_the_report_would_compute(tm
 
     from pinshift.demo.build import build_demo
     from pinshift.demo.python_branch import RECIPE_FILE, build_python312_demo
-    from pinshift.planning.hunks import changed_lines
+    from pinshift.planning.changed_lines import changed_lines
     from pinshift.branches.migrate import MigrateOptions, plan, prepare
 
     seen = 0

@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 
 from conftest import require_nix
-from pinshift.checks import facts_memo, summary_memo
+from pinshift.facts import facts_memo
+from pinshift.evaluation import summary_memo
 from pinshift.demo.build import build_demo
 from pinshift.files import data_codec
 from pinshift.planning import memo as plan_memo

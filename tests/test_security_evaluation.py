@@ -164,7 +164,7 @@ def test_nothing_reaches_the_network(attack, run_cli, server, spelling):
 
 def test_the_real_fetchers_are_refused_by_nix_itself(tmp_path, server):
     """Below the stand-in: the sandbox's own options refuse a URI and a file outside the roots."""
-    from pinshift.checks.nix_process import NixSandbox, eval_command
+    from pinshift.sandbox.nix_process import NixSandbox, eval_command
 
     nix = require_nix()
     port, received = server
@@ -213,7 +213,7 @@ def test_fetchgit_of_a_repository_shaped_folder_runs_nothing(attack, run_cli, tm
 
 
 def test_no_program_is_on_the_path_nix_is_given(tmp_path):
-    from pinshift.checks.nix_process import NixSandbox
+    from pinshift.sandbox.nix_process import NixSandbox
 
     with NixSandbox() as sandbox:
         env = sandbox.environment()
@@ -300,7 +300,7 @@ def test_a_memory_bomb_is_failing_with_out_of_memory(attack, run_cli, monkeypatc
 @pytest.mark.parametrize("value, expected", [("", 2048), ("300", 300), ("0", 2048), ("-5", 2048), ("lots", 2048),
                                              ("1.5", 2048), (" 64 ", 64)])
 def test_the_memory_limit_is_configured_by_its_variable(monkeypatch, value, expected):
-    from pinshift.checks.nix_process import configured_memory
+    from pinshift.sandbox.nix_process import configured_memory
 
     monkeypatch.setenv("PINSHIFT_EVAL_MEMORY", value)
     assert configured_memory() == expected
@@ -447,9 +447,9 @@ def test_verify_eval_fetches_nothing_and_is_bounded(run_cli, tmp_path, stub_nixp
 def test_every_spelling_of_a_builtin_is_the_stand_ins(tmp_path):
     """`builtins.builtins` is the shadowed set, `__name` is its `name`: a read through any spelling is traced (the
     stand-in's readFile), a fetch is recorded (the stand-in's fetchurl), the clock and the search path are empty."""
-    from pinshift.checks.build_diff import evaluate_snapshots
-    from pinshift.checks.snapshots import Scratch, Snapshot
-    from pinshift.checks.summary_memo import SummaryMemo
+    from pinshift.evaluation.build_diff import evaluate_snapshots
+    from pinshift.evaluation.snapshots import Scratch, Snapshot
+    from pinshift.evaluation.summary_memo import SummaryMemo
     from pinshift.planning.memo import blob_id
 
     nix = require_nix()

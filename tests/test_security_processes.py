@@ -17,7 +17,7 @@ import pytest
 
 from build_repos import PKGS, commit
 from conftest import git, require_nix
-from pinshift.checks.scratch_dirs import LOCK, remove_dead
+from pinshift.sandbox.scratch_dirs import LOCK, remove_dead
 
 PINSHIFT = str(Path(sys.executable).parent / "pinshift")
 TOKEN = "ghp_secret123"

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 
 from conftest import git, require_nix
-from pinshift.checks import summary_memo
-from pinshift.checks.evaluation import Evaluation
+from pinshift.evaluation import summary_memo
+from pinshift.evaluation.evaluation import Evaluation
 from pinshift.files.record_store import RecordStore
 from pinshift.planning.memo import blob_id
 

@@ -21,8 +21,8 @@ import pytest
 
 from conftest import git, require_nix
 from hostile_trees import HOSTILE, hostile_commit, shown_name
-from pinshift.checks.snapshots import Scratch
-from pinshift.checks.tree_writer import SnapshotWriter
+from pinshift.evaluation.snapshots import Scratch
+from pinshift.sandbox.tree_writer import SnapshotWriter
 from pinshift.demo.build import demo_files
 from pinshift.errors import PinshiftError
 from pinshift.git import entry_names

@@ -1,4 +1,4 @@
-"""The stand-in nixpkgs (src/pinshift/checks/standin) evaluated by the real nix-instantiate: what each recipe builds.
+"""The stand-in nixpkgs (src/pinshift/evaluation/standin) evaluated by the real nix-instantiate: what each recipe builds.
 
 Expected summaries are written by hand from the recipes (tests/fixtures/builds/expected/*.json): the pin and its
 config and overlays recorded, the package path, the overrides in order with the names each sets, the final
@@ -17,10 +17,10 @@ import pytest
 
 from build_repos import BUILDS, PKGS, fixture_files
 from conftest import require_nix
-from pinshift.checks.build_diff import EvaluationStats, evaluate_snapshots
-from pinshift.checks.evaluation import Evaluator, Job, names_of, universe
-from pinshift.checks.snapshots import Scratch, Snapshot
-from pinshift.checks.summary_memo import SummaryMemo
+from pinshift.evaluation.build_diff import EvaluationStats, evaluate_snapshots
+from pinshift.evaluation.evaluation import Evaluator, Job, names_of, universe
+from pinshift.evaluation.snapshots import Scratch, Snapshot
+from pinshift.evaluation.summary_memo import SummaryMemo
 from pinshift.demo.matrix import NEW_REV, OLD_REV, Variant, render_recipe
 from pinshift.planning.memo import blob_id
 
@@ -373,7 +373,7 @@ def test_the_machines_nix_configuration_does_not_change_the_answer(tmp_path, mon
 def test_reading_the_names_of_a_hostile_file_is_linear(shape):
     """A comment, string or `inherit` never closed matches to the end of the file where it starts: the patterns never
     scan ahead and fail at each of 10,000s of positions (counted: the matches a search makes, at most a handful)."""
-    from pinshift.checks import evaluation
+    from pinshift.evaluation import evaluation
 
     data = shape + b" with pkgs; [ x ]"
     assert len(evaluation._STRINGS.findall(data)) <= 2
@@ -384,7 +384,7 @@ def test_reading_the_names_of_a_hostile_file_is_linear(shape):
 def test_snapshots_go_to_a_memory_file_system_unless_tmpdir_says_otherwise(tmp_path, monkeypatch):
     """Scratch trees are thousands of small files: in /dev/shm when it is a writable directory with room, never
     when $TMPDIR names a place, nor through a symbolic link or into a missing directory; always mode 0700."""
-    from pinshift.checks.snapshots import scratch_parent
+    from pinshift.evaluation.snapshots import scratch_parent
 
     monkeypatch.delenv("TMPDIR", raising=False)
     assert scratch_parent(tmp_path) == str(tmp_path)

@@ -318,7 +318,7 @@ def test_nixpkgs_fills_each_package_s_version_at_its_pin(run_cli, tmp_path, pack
 
 
 def test_top_level_and_by_name_versions_are_read_from_the_clone(package_nixpkgs):
-    from pinshift.checks.nixpkgs import NixpkgsCheckout
+    from pinshift.nixpkgs.checkout import NixpkgsCheckout
 
     clone, commit = package_nixpkgs
     revision = NixpkgsCheckout(clone).at(commit)

@@ -1,4 +1,4 @@
-"""`pinshift status` remembers each (path, blob id)'s facts across runs (pinshift.checks.facts_memo).
+"""`pinshift status` remembers each (path, blob id)'s facts across runs (pinshift.facts.facts_memo).
 
 The memo may only change how long status takes: every output is byte-identical cold, warm, with a
 damaged store and with the memo off; a warm run parses nothing; a store it cannot write costs nothing.
@@ -12,8 +12,8 @@ import stat
 import pytest
 
 from conftest import FIXTURES, git
-from pinshift.checks import branches as branches_module
-from pinshift.checks.facts_memo import FORMAT, FactsMemo
+from pinshift.facts import branch_recipes as branches_module
+from pinshift.facts.facts_memo import FORMAT, FactsMemo
 from status_repos import commit_branch
 
 KINDS = FIXTURES / "kinds"

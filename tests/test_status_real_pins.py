@@ -94,8 +94,8 @@ def test_a_bad_nixpkgs_folder_is_one_line_for_status(world, run_cli, tmp_path):
 def test_one_version_from_two_origins_that_show_alike_is_one_cell_part():
     """Evaluated at the real pin for one recipe, read from the pin's files for another (it failed there): both show
     without an origin, so the cell says the version once with both recipes, not `2.9.1 (1) / 2.9.1 (1)`."""
-    from pinshift.checks.status import PackageStatus, Version
-    from pinshift.checks.status_report import Footnotes, _versions
+    from pinshift.status.status import PackageStatus, Version
+    from pinshift.status.status_report import Footnotes, _versions
 
     package = PackageStatus("pytorch", 3, "torch", versions=(
         Version("2.9.1", "real", 1), Version("2.9.1", "pin", 1), Version("2.10.0", "override", 1)))

@@ -8,7 +8,7 @@ import pytest
 
 from pinshift.demo.matrix import NEW_REV, OLD_REV
 from pinshift.errors import ParamError, UsageError
-from pinshift.checks.pin_inputs import fill
+from pinshift.facts.pin_inputs import fill
 from pinshift.recipes.recipe import parse_recipe, validate_recipe
 from pinshift.steps.registry import bundled_kinds
 from step_golden import STEPS, canonical_changes, expected, run_case, run_step
@@ -157,7 +157,7 @@ def test_recipe_with_short_new_revision_and_no_clone_names_file_step_and_key():
 
 
 def test_unfilled_params_never_reach_a_file(tmp_path):
-    """The step itself refuses a branch name or "compute" that no clone completed (pinshift.checks.pin_inputs)."""
+    """The step itself refuses a branch name or "compute" that no clone completed (pinshift.facts.pin_inputs)."""
     root = _tree(tmp_path, {"a.nix": _fetch(OLD_REV)})
     for params in ({"old": "6a030d5", "new": "nixos-unstable"}, dict(SWAP, hash="compute")):
         with pytest.raises(ParamError, match="needs a local nixpkgs clone"):

@@ -73,8 +73,8 @@ def source_modules() -> dict[str, str]:
     for path in (ROOT / "src" / "pinshift" / "demo").iterdir():
         if path.suffix in (".toml", ".nix", ".md", ".txt"):
             wanted[f"pinshift/demo/{path.name}"] = str(path.relative_to(ROOT))
-    for path in (ROOT / "src" / "pinshift" / "checks" / "standin").glob("*.nix"):  # the stand-in nixpkgs (data)
-        wanted[f"pinshift/checks/standin/{path.name}"] = str(path.relative_to(ROOT))
+    for path in (ROOT / "src" / "pinshift" / "evaluation" / "standin").glob("*.nix"):  # the stand-in nixpkgs (data)
+        wanted[f"pinshift/evaluation/standin/{path.name}"] = str(path.relative_to(ROOT))
     return wanted
 
 

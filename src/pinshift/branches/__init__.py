@@ -6,6 +6,7 @@ filled from the planned recipes, typed values held to them), `fanout`
 (several bases: their targets named and checked before any work, one worker per base), `workers` (the
 fan-out's worker processes: a signal reaches all of them, none outlives pinshift).
 
-May import: pinshift.errors, pinshift.interrupts, pinshift.files, pinshift.git, pinshift.recipes,
-pinshift.steps, pinshift.planning, pinshift.checks.
+May import: pinshift.errors, pinshift.interrupts, pinshift.files, pinshift.git, pinshift.nixpkgs,
+pinshift.recipes, pinshift.steps, pinshift.planning, pinshift.facts, pinshift.status, pinshift.evaluation,
+pinshift.verify.
 """

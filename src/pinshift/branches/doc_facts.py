@@ -7,7 +7,7 @@ held to those facts (docs/doc-steps.md#facts-instead-of-typed-values).
 1. the steps whose parameters use no fact are planned (a recipe without facts in its parameters: all of them,
    and that plan is the result);
 2. the recipe files (the recipe's `files`, `.nix`) as those steps leave them give the facts
-   (pinshift.checks.branch_facts: `status`'s reading; with `--nixpkgs DIR`, a version the recipes do not state
+   (pinshift.status.branch_facts: `status`'s reading; with `--nixpkgs DIR`, a version the recipes do not state
    is read at their pin in the clone);
 3. each `{facts.NAME}` is filled (an unknown fact is written `?` and named `unchecked` in the notes), the
    parameters checked again by the kind, and every typed value judged: one the facts contradict stops the run
@@ -104,7 +104,7 @@ class PlannedTree:
 
 
 def _facts(migration, tree, planned: Plan | None):
-    from pinshift.checks.branch_facts import tree_facts
+    from pinshift.status.branch_facts import tree_facts
     from pinshift.files.content import SkippedFile
     from pinshift.files.globs import matches
 
@@ -129,14 +129,14 @@ def _facts(migration, tree, planned: Plan | None):
                 files[change.path] = change.data
     checkout = None
     if migration.options.nixpkgs is not None:
-        from pinshift.checks.nixpkgs import NixpkgsCheckout
+        from pinshift.nixpkgs.checkout import NixpkgsCheckout
 
         checkout = NixpkgsCheckout(migration.options.nixpkgs)
     return tree_facts({path: data for path, data in files.items() if data is not None}, checkout)
 
 
 def _fill(migration, number: int, facts, values: Mapping[str, str], aliases: set[str]) -> None:
-    from pinshift.checks.branch_facts import contradiction, judge, unchecked
+    from pinshift.status.branch_facts import contradiction, judge, unchecked
 
     step, kind, params = migration.steps[number - 1]
     where = f"step {number}/{len(migration.steps)} {kind.name}"

@@ -202,7 +202,7 @@ def run_base(options, item: BaseTarget, verify=None) -> BaseOutcome:
             options.run.memo.save()
         outcome = BaseOutcome(base, target, "planned", base_commit=migration.base_commit, plan=planned)
         if verify is not None:
-            from pinshift.checks.verify import verify_plan
+            from pinshift.verify.verify import verify_plan
 
             verification = verify_plan(migration.repository.tree(migration.start_commit), planned, verify)
             errors = [f for f in verification.findings if f.severity == "error"]

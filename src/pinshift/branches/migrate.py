@@ -57,8 +57,8 @@ class MigrateOptions:
     strict: bool = False
     migrations: Path | None = None
     trust_repo: bool = False  # consent to import the repository's .pinshift/migrations/ kinds a step needs
-    nixpkgs: Path | None = None  # a local nixpkgs clone for steps that ask one (pinshift.checks.pin_inputs)
-    allow_broken: bool = False  # commit steps after which a recipe no longer evaluates (pinshift.checks.build_check)
+    nixpkgs: Path | None = None  # a local nixpkgs clone for steps that ask one (pinshift.facts.pin_inputs)
+    allow_broken: bool = False  # commit steps after which a recipe no longer evaluates (pinshift.evaluation.build_check)
     build_check: bool = True  # evaluate what the recipes build after each step (--no-build-check: not, and say so)
     run: RunOptions = field(default_factory=RunOptions)
 
@@ -149,7 +149,7 @@ def target_name(template: str, base: str) -> str:
 def _fill_from_nixpkgs(migration: Migration) -> None:
     """Steps that need a nixpkgs clone (a branch name for `new`, `hash = "compute"`) get it now, last of all
     checks because hashing an uncached revision takes seconds; the steps themselves never run git."""
-    from pinshift.checks.pin_inputs import fill
+    from pinshift.facts.pin_inputs import fill
 
     source = migration.recipe.source
     gaps = migration.resumed.gaps if migration.resumed is not None else ()
@@ -242,10 +242,10 @@ def check_gaps(migration: Migration) -> None:
 
 
 def check_builds(migration: Migration, planned: Plan) -> None:
-    """What the recipes build after each planned step, against the stand-in nixpkgs (pinshift.checks.build_check):
+    """What the recipes build after each planned step, against the stand-in nixpkgs (pinshift.evaluation.build_check):
     a step that breaks a recipe's evaluation gets a refused file (no branch unless --allow-broken), a change its
     kind does not declare a warning; `planned.builds` holds the "What the recipes build" section."""
-    from pinshift.checks.build_check import check_plan, intended
+    from pinshift.evaluation.build_check import check_plan, intended
 
     intents = {number: intended(kind.module, params) for number, (_, kind, params) in enumerate(migration.steps, 1)}
     notes: list[str] = []

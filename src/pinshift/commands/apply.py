@@ -355,7 +355,7 @@ def plan_apply(options: ApplyOptions):
     from pinshift.steps.registry import available_kinds, get_kind
     from pinshift.steps.trust import Consent
 
-    from pinshift.checks.pin_inputs import fill
+    from pinshift.facts.pin_inputs import fill
     from pinshift.planning.memo import PlanMemo
 
     consent = Consent(options.trust_repo, options.migrations)

@@ -40,12 +40,12 @@ def diff(base, target, paths, repo, fmt, output, verbose, nixpkgs, markdown_limi
     failing (on both), added, removed. With --nixpkgs, also at each recipe's real pin: rebuild or not (its .drv
     path), the versions, broken with Nix's message, or cannot tell. PATHS (paths, directories or globs relative to
     the repository root) limit the recipes shown. See docs/diff.md."""
-    from pinshift.checks.build_diff import diff_commits
-    from pinshift.checks.evaluation import find_nix
+    from pinshift.evaluation.build_diff import diff_commits
+    from pinshift.evaluation.evaluation import find_nix
     from pinshift.errors import UsageError
     from pinshift.git.repo import Repository
     from pinshift.report import check_output_path, echo_report, write_report
-    from pinshift.report.diff import count_line, render
+    from pinshift.report.builds import count_line, render
 
     if output:
         check_output_path(output)
@@ -54,7 +54,7 @@ def diff(base, target, paths, repo, fmt, output, verbose, nixpkgs, markdown_limi
         raise UsageError(NO_NIX)
     repository = Repository.open_to_read(repo, f"--repo {repo}")
     if nixpkgs is not None:
-        from pinshift.checks.nixpkgs import NixpkgsCheckout
+        from pinshift.nixpkgs.checkout import NixpkgsCheckout
 
         NixpkgsCheckout(nixpkgs)  # a folder that is not a clone: one line, before anything is evaluated
     from pinshift.report.progress import progress_bar, updater
@@ -64,7 +64,7 @@ def diff(base, target, paths, repo, fmt, output, verbose, nixpkgs, markdown_limi
                               note=lambda line: echo_fitted(printable(line), err=True), nixpkgs=nixpkgs,
                               progress=updater(bar))
     if verbose:
-        from pinshift.checks.nix_process import network_note
+        from pinshift.sandbox.nix_process import network_note
 
         if network_note():
             echo_fitted(printable(f"pinshift: note: {network_note()}"), err=True)

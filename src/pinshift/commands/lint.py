@@ -33,12 +33,12 @@ def lint(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], ignore: tupl
     Rules are chosen by --select/--ignore, the [lint] table of the repository's .pinshift/config.toml
     (select, ignore, per-file-ignores) and `# pinshift: noqa[: L001, ...]` comments on a finding's line.
     """
-    from pinshift.checks.collect import read_recipes
-    from pinshift.checks.findings import render_findings, render_notes, render_statistics
-    from pinshift.checks.lint import RULES, apply_selection
-    from pinshift.checks.lint import lint as lint_recipes
-    from pinshift.checks.lint_config import find_root, load_selection, split_codes
-    from pinshift.checks.annotations import ANNOTATION_FORMATS, render_annotations
+    from pinshift.facts.collect import read_recipes
+    from pinshift.lint.findings import render_findings, render_notes, render_statistics
+    from pinshift.lint.lint import RULES, apply_selection
+    from pinshift.lint.lint import lint as lint_recipes
+    from pinshift.lint.lint_config import find_root, load_selection, split_codes
+    from pinshift.lint.annotations import ANNOTATION_FORMATS, render_annotations
     from pinshift.commands import counted
 
     if statistics and fmt in ANNOTATION_FORMATS:
@@ -52,7 +52,7 @@ def lint(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], ignore: tupl
         recipes, skipped = read_recipes(paths, max_bytes, progress=updater(bar))
     for reason in skipped:
         echo_fitted(f"skipped: {printable(reason)}", err=True, keep_tokens=verbose)
-    from pinshift.checks.lint_references import reference_findings
+    from pinshift.lint.lint_references import reference_findings
 
     kept, suppressed = apply_selection(lint_recipes(recipes) + reference_findings(paths, max_bytes, recipes), recipes,
                                        selection)

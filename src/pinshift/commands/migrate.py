@@ -23,7 +23,7 @@ def summary(result, verbose: bool = False, width: int | None = None) -> str:
     fits `width` columns when given (pinshift.languages.fit).
     """
     from pinshift.report.display import fit_text
-    from pinshift.report.diff import builds_lines
+    from pinshift.report.builds import builds_lines
     from pinshift.report.groups import group_lines, note_groups, skipped_groups, warning_groups
     from pinshift.report.totals import plural, short
 
@@ -74,7 +74,7 @@ def summary(result, verbose: bool = False, width: int | None = None) -> str:
 
 def verify_failed(migration, planned, verify) -> bool:
     """`--verify`: report findings on the planned result (stderr); True when one is an error (nothing is committed)."""
-    from pinshift.checks.verify import verify_plan
+    from pinshift.verify.verify import verify_plan
 
     verification = verify_plan(migration.repository.tree(migration.start_commit), planned, verify)
     for line in [str(f) for f in verification.findings] + [f"note: {n}" for n in verification.notes]:
@@ -164,7 +164,7 @@ def _write_fanout_reports(outcomes, report, fmt, recipe, options, table) -> None
 
 def network_note() -> None:
     """--verbose: say when Nix (the build check) ran without a network namespace of its own."""
-    from pinshift.checks.nix_process import network_note as note
+    from pinshift.sandbox.nix_process import network_note as note
 
     if note():
         echo_fitted(printable(f"pinshift: note: {note()}"), err=True)
@@ -302,7 +302,7 @@ def migrate(recipe, repo, bases, branch, dry_run, resume, force, keep_partial, p
                              build_check=not no_build_check)
     verify_options = None
     if verify:
-        from pinshift.checks.verify import VerifyOptions
+        from pinshift.verify.verify import VerifyOptions
 
         verify_options = VerifyOptions(nixpkgs=nixpkgs)
     code = run_migration(options, report, verify_options)

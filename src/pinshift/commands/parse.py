@@ -9,8 +9,8 @@ between tokens ends the file, syntax/reading.py): its verdict is Nix's, and a no
 where Nix stops reading when that is before the end.
 
 `--nix` confirms each file tree-sitter accepts with `nix-instantiate --parse` itself (run in pinshift's Nix
-sandbox, checks/nix_process.py; nothing is evaluated): a rejection is a problem at the place Nix names.
-`--format github` prints GitHub workflow commands and `--format sarif` a SARIF 2.1.0 log (checks/annotations.py),
+sandbox, sandbox/nix_process.py; nothing is evaluated): a rejection is a problem at the place Nix names.
+`--format github` prints GitHub workflow commands and `--format sarif` a SARIF 2.1.0 log (lint/annotations.py),
 each problem with the code `syntax` (`nix` for one only Nix found).
 """
 
@@ -45,7 +45,7 @@ def parse(paths: tuple[str, ...], max_bytes: int, quiet: bool, verbose: bool, co
         nix = _nix_sandbox(stack) if confirm else None
         problems, checked, skipped, annotations = _parse_files(paths, max_bytes, verbose, fmt, nix)
     if fmt != "text":
-        from pinshift.checks.annotations import render_annotations
+        from pinshift.lint.annotations import render_annotations
 
         click.echo(render_annotations(annotations, fmt, "parse", RULES), nl=False)
     if not quiet:
@@ -62,7 +62,7 @@ def _nix_sandbox(stack: ExitStack):
     """(sandbox, nix-instantiate) for --nix; a UsageError when Nix is not installed."""
     import shutil
 
-    from pinshift.checks.nix_process import NixSandbox
+    from pinshift.sandbox.nix_process import NixSandbox
 
     found = shutil.which("nix-instantiate")
     if found is None:
@@ -72,7 +72,7 @@ def _nix_sandbox(stack: ExitStack):
 
 def _parse_files(paths, max_bytes: int, verbose: bool, fmt: str, nix) -> tuple[int, int, int, list]:
     """(problems, files parsed, files skipped, findings for --format github|sarif); text is printed as it comes."""
-    from pinshift.checks.findings import Finding
+    from pinshift.lint.findings import Finding
 
     problems = skipped = checked = 0
     annotations = []
@@ -95,7 +95,7 @@ def _parse_files(paths, max_bytes: int, verbose: bool, fmt: str, nix) -> tuple[i
             _say(f"{doc.location(doc.end)}: note: a NUL byte, where Nix stops reading "
                  f"(the {rest} bytes from it on are not Nix)", fmt)
         if nix is not None and not found:
-            from pinshift.checks.nix_process import nix_parse_verdict
+            from pinshift.sandbox.nix_process import nix_parse_verdict
 
             rejected = nix_parse_verdict(*nix, data)
             if rejected is not None:

@@ -19,9 +19,9 @@ def scan(paths: tuple[str, ...], fmt: str, verbose: bool, max_bytes: int) -> Non
     """The variant matrix of each package (GPU target x CUDA version x CPU ISA), pin drift grouped by
     revision, package-set drift; with --verbose, each recipe's pins, package set, .override arguments,
     GPU target, CUDA overlay, CPU flags, pname, platforms and metadata-rev (PATH defaults to .)."""
-    from pinshift.checks.collect import read_recipes
-    from pinshift.checks.matrix import aggregate
-    from pinshift.checks.scan_report import render_scan
+    from pinshift.facts.collect import read_recipes
+    from pinshift.facts.matrix import aggregate
+    from pinshift.status.scan_report import render_scan
 
     from pinshift.report.progress import progress_bar, updater
 

@@ -50,8 +50,8 @@ def status(repos, branches, files, fmt, nixpkgs, align_to, pick, recipe_for, che
            jobs) -> None:
     """One row per repository x branch: nixpkgs pin(s), package and version, CUDA, Python, GPU targets, package
     set(s), recipe pattern, variants, drift; read from each branch's commit (nothing is checked out or written)."""
-    from pinshift.checks.status import StatusOptions, gather_status
-    from pinshift.checks.status_report import render_json, render_markdown, render_text
+    from pinshift.status.status import StatusOptions, gather_status
+    from pinshift.status.status_report import render_json, render_markdown, render_text
     from pinshift.files.globs import glob_problem
 
     for glob in files:
@@ -86,7 +86,7 @@ def status(repos, branches, files, fmt, nixpkgs, align_to, pick, recipe_for, che
 
 def _width() -> int:
     """The text table's width: $COLUMNS, else the terminal's when stdout is one, else 100."""
-    from pinshift.checks.status_report import DEFAULT_WIDTH
+    from pinshift.status.status_report import DEFAULT_WIDTH
 
     import sys
 
@@ -121,8 +121,8 @@ def _chosen_row(rows, wanted: str):
 
 def _recipe(result, options, wanted: str) -> str:
     """The aligning recipe's TOML; a line on stderr says where to save it and how to run it."""
-    from pinshift.checks.alignment import split_align_to
-    from pinshift.checks.status import align_recipe
+    from pinshift.facts.alignment import split_align_to
+    from pinshift.status.status import align_recipe
 
     row = _chosen_row(result.rows, wanted)
     target_path, _ = split_align_to(options.align_to)

@@ -27,9 +27,9 @@ from pinshift.files.tree import DEFAULT_MAX_BYTES
 def verify(paths, nixpkgs, rev, evaluate, fmt, max_bytes) -> None:
     """Check that recipes parse, that their package set and attribute exist at the pin, and that every
     .override argument is still a parameter of the package function (see docs/verify.md)."""
-    from pinshift.checks.collect import read_recipes
-    from pinshift.checks.verify import VerifyOptions
-    from pinshift.checks.verify import verify as verify_recipes
+    from pinshift.facts.collect import read_recipes
+    from pinshift.verify.verify import VerifyOptions
+    from pinshift.verify.verify import verify as verify_recipes
     from pinshift.commands import counted
 
     from pinshift.report.progress import progress_bar, updater
@@ -56,9 +56,9 @@ def verify(paths, nixpkgs, rev, evaluate, fmt, max_bytes) -> None:
 
 def render_verification(result, fmt: str) -> str:
     """Findings as lint prints them; JSON and Markdown add the evaluated pname/version and the notes."""
-    from pinshift.checks.annotations import ANNOTATION_FORMATS, render_annotations
-    from pinshift.checks.findings import render_findings
-    from pinshift.checks.verify import RULES
+    from pinshift.lint.annotations import ANNOTATION_FORMATS, render_annotations
+    from pinshift.lint.findings import render_findings
+    from pinshift.verify.verify import RULES
     from pinshift.languages.markdown_escape import cell, code, text as markdown_text
 
     if fmt in ANNOTATION_FORMATS:

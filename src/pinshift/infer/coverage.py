@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pinshift.planning.diff import unified_diff
+from pinshift.planning.unified_diff import unified_diff
 from pinshift.report.display import printable
 from pinshift.errors import PinshiftError
 from pinshift.infer.blocks import first_mixed_block

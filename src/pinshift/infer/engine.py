@@ -2,7 +2,7 @@
 
 1. Compare: git's view of which files changed and which were renamed or copied (trees.py).
 2. Propose and try, kind by kind in recipe order (PHASES): each proposer reads what still
-   differs between the current state and TARGET (hunks.py, state.py) and suggests steps; each
+   differs between the current state and TARGET (token_hunks.py, state.py) and suggests steps; each
    suggestion is planned on the state with the runner `pinshift migrate` uses and kept only
    if every byte it changes is TARGET's (prove.py). Later kinds see what earlier steps did:
    rename-attr is inferred on files pin-nixpkgs has already converted.
@@ -26,7 +26,7 @@ from pinshift.files.globs import glob_problem, matches
 from pinshift.infer import propose_docs, propose_files, propose_nix, propose_pins, propose_strings
 from pinshift.infer.candidates import Setting, draft_message, literal, literal_value, writable
 from pinshift.infer.coverage import Coverage, corrupted, measure, planned_files, recipe_origins
-from pinshift.infer.groups import describe
+from pinshift.infer.group_globs import describe
 from pinshift.infer.prove import Accepted, Dropped, attempt
 from pinshift.infer.recipe_toml import render
 from pinshift.infer.state import State

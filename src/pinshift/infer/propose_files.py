@@ -18,7 +18,7 @@ from collections import defaultdict
 
 from pinshift.files.globs import matches
 from pinshift.infer.candidates import Candidate, Setting, short
-from pinshift.infer.groups import describe, exact_globs, group_globs
+from pinshift.infer.group_globs import describe, exact_globs, group_globs
 from pinshift.infer.names import change_words, inserted_text, name_change, token_count
 from pinshift.infer.state import State
 from pinshift.migrations._file_names import Naming, stem

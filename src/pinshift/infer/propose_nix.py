@@ -27,7 +27,7 @@ from collections import defaultdict
 
 from pinshift import languages
 from pinshift.infer.candidates import Candidate, Setting
-from pinshift.infer.hunks import hunks
+from pinshift.infer.token_hunks import hunks
 from pinshift.infer.propose_pins import comment_above
 from pinshift.infer.state import State
 from pinshift.migrations._results import binding_overrides, result_overrides

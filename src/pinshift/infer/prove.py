@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pinshift.errors import PinshiftError
 from pinshift.files.globs import matches
 from pinshift.infer.candidates import Candidate, Setting, draft_message
-from pinshift.infer.groups import describe
-from pinshift.infer.hunks import overreach
+from pinshift.infer.group_globs import describe
+from pinshift.infer.token_hunks import overreach
 from pinshift.infer.state import State
 from pinshift.planning.plan import FileChange, StepPlan
 from pinshift.recipes.recipe import Recipe, RecipeStep, validate_recipe

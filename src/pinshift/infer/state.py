@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pinshift import languages
 from pinshift.errors import PinshiftError
-from pinshift.infer.hunks import Hunk, hunks
+from pinshift.infer.token_hunks import Hunk, hunks
 from pinshift.infer.trees import Comparison
 from pinshift.planning.working_set import WorkingSet
 

@@ -7,7 +7,8 @@ every file first; a segment's files planned), `prepare` (a file-level step's pat
 before contents), `survey` (a `prepare` hook's look at every file, or a guess checked against all),
 `file_edits` (one file through a segment's steps: edits planned, applied, re-parsed), `memo_lookup` (files
 looked up in the memo before they are planned), `pool` (files shared out to forked workers), `memo` (a file's plan
-remembered across runs), `hunks` and `diff` (a change's -U0 hunks, the key that groups identical changes),
+remembered across runs), `changed_lines` (a change's -U0 hunks, the key that groups identical changes), `unified_diff` (a change as
+`git diff` shows it),
 `references` (the reference graph handed to the step kinds that read it, and the check after every step: no
 reference left naming a missing file, no call passing what its callee does not take).
 

@@ -15,7 +15,7 @@ from pinshift.edits import apply_to_document, normalize_edits
 from pinshift.errors import EditConflict, EditRefused
 from pinshift.files.fileops import FileOp
 from pinshift.graph.tree import file_graph
-from pinshift.planning.hunks import changed_lines
+from pinshift.planning.changed_lines import changed_lines
 from pinshift.planning.jobs import StepJob
 from pinshift.planning.plan import AppliedEdit, FileChange, Outcome, Warning, derive
 from pinshift.steps.kind import StepContext, StepOutput

@@ -76,7 +76,7 @@ class FileChange:
     source: str | None = None  # cloned from this path
     removed: bool = False  # the step removes this path
     mode: str | None = None  # git mode of a new path (renamed or cloned), else None
-    # the change's -U0 hunks (pinshift.planning.hunks.changed_lines), set where the file was planned; None: not computed
+    # the change's -U0 hunks (pinshift.planning.changed_lines.changed_lines), set where the file was planned; None: not computed
     hunks: tuple | None = field(default=None, repr=False, compare=False)
     # (before, after) pinshift.graph FileGraphs (function head, references) when the step changed either, or moved
     # the file; set where it was planned, read by the after-step check (pinshift.planning.references)
@@ -216,7 +216,7 @@ class Plan:
     target_commit: str = ""
     dry_run: bool = True
     notes: list[str] = field(default_factory=list)
-    builds: Any = None  # what the recipes build, step by step (pinshift.checks.build_check.BuildsCheck); None: unchecked
+    builds: Any = None  # what the recipes build, step by step (pinshift.evaluation.build_check.BuildsCheck); None: unchecked
 
     @property
     def changed_paths(self) -> list[str]:

@@ -16,7 +16,7 @@ may have placeholders of its own (pin-nixpkgs' `url` says `{rev}`: its module's
 
 `{facts.NAME}` (`FACTS`: pin, revision, python, cuda, gpus, variants, version, package) stands for what the
 branch's recipes say after the steps (docs/doc-steps.md#facts-instead-of-typed-values). `expand` keeps
-them as written; `fill_facts` fills them once pinshift.checks.branch_facts has read the planned tree:
+them as written; `fill_facts` fills them once pinshift.status.branch_facts has read the planned tree:
 
     expand("{facts.pin}", {})                             ->  "{facts.pin}"
     fill_facts("PyTorch {facts.version}", {"version": "2.9.1"})  ->  "PyTorch 2.9.1"
@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 PLACEHOLDERS = ("base", "target")
-# `{facts.NAME}`: what the recipes say after the steps (pinshift.checks.branch_facts), and a value of its shape that
+# `{facts.NAME}`: what the recipes say after the steps (pinshift.status.branch_facts), and a value of its shape that
 # a kind's Params accept, to check a step's parameters before any file is read (the real value is checked again)
 FACTS = {
     "pin": ("the nixpkgs pin every recipe uses, abbreviated to 7 characters (0182a36)", "0000000"),

@@ -55,7 +55,7 @@ class RecipeStep:
     files: tuple[str, ...] | None = None
     optional: bool | None = None  # may change nothing on a base (None: as its kind says, StepKind.optional)
     # the `{facts.NAME}` its params use (pinshift.recipes.placeholders.FACTS): validated with sample values, they are
-    # filled by migrate from what the recipes say after the steps (pinshift.checks.branch_facts), then checked again
+    # filled by migrate from what the recipes say after the steps (pinshift.status.branch_facts), then checked again
     facts: tuple[str, ...] = ()
 
     @property

@@ -4,10 +4,10 @@ Commands that plan steps (`migrate`, `apply`) decorate themselves with
 `report_options` and call `emit(plan, options)`; the report is always a
 rendering of the same Plan the files and commits were made from. Renderers are
 imported only when a report is written, so `pinshift --help` stays fast. `display.printable` is the
-rule for everything printed that comes from a file; `fanout` renders a run onto several bases; `diff` renders
-what the recipes build (`pinshift diff`, and migrate's "What the recipes build"), grouped by pinshift.checks.
+rule for everything printed that comes from a file; `fanout` renders a run onto several bases; `builds` renders
+what the recipes build (`pinshift diff`, and migrate's "What the recipes build"), grouped by pinshift.evaluation.build_changes.
 
-May import: pinshift.errors, pinshift.languages, pinshift.files, pinshift.planning, pinshift.checks.
+May import: pinshift.errors, pinshift.languages, pinshift.files, pinshift.planning, pinshift.evaluation.
 """
 
 from __future__ import annotations

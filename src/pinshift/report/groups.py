@@ -37,7 +37,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from pinshift.planning.hunks import NEW_NAME, OLD_NAME, _edited_lines, changed_lines  # noqa: F401 (_edited_lines: tests)
+from pinshift.planning.changed_lines import NEW_NAME, OLD_NAME, _edited_lines, changed_lines  # noqa: F401 (_edited_lines: tests)
 from pinshift.planning.plan import FileChange, StepPlan, Warning
 from pinshift.report.totals import plural
 

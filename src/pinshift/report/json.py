@@ -14,11 +14,11 @@ from dataclasses import asdict
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from pinshift.planning.diff import diff_text
+from pinshift.planning.unified_diff import diff_text
 from pinshift.languages import parser_name
 from pinshift.planning.plan import AppliedEdit, FileChange, Plan, StepPlan, Warning
 from pinshift.languages.display import visible_bytes
-from pinshift.report.diff import builds_data
+from pinshift.report.builds import builds_data
 from pinshift.report.groups import (ChangeGroup, Location, MessageGroup, change_groups, note_groups, refused_groups,
                                     skipped_groups, warning_groups)
 from pinshift.report.totals import totals

@@ -20,8 +20,8 @@ from __future__ import annotations
 import posixpath
 
 from pinshift.languages.markdown_escape import cell, code, fence, html_code, link
-from pinshift.planning.diff import diff_text
-from pinshift.report.diff import builds_found, builds_markdown, group_parts
+from pinshift.planning.unified_diff import diff_text
+from pinshift.report.builds import builds_found, builds_markdown, group_parts
 from pinshift.report.display import printable
 from pinshift.report.markdown_fit import LIMIT, Part, cut, leave_out
 from pinshift.planning.plan import FileChange, Plan, StepPlan

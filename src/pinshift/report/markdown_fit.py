@@ -5,7 +5,7 @@ that replaces it (which says what was left out and where to find it); parts go i
 (lower first), the largest first within one priority, until the report fits. As a last resort `cut`
 ends the text at a line boundary (never inside a code span, whose value would then be read as Markdown)
 and says so. Used by migrate's report (pinshift.report.markdown) and by `pinshift diff`
-(pinshift.report.diff).
+(pinshift.report.builds).
 """
 
 from __future__ import annotations

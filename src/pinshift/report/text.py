@@ -19,8 +19,8 @@ from __future__ import annotations
 import click
 
 from pinshift.languages.fit import Verbatim, fit_lines
-from pinshift.planning.diff import diff_text
-from pinshift.report.diff import builds_lines
+from pinshift.planning.unified_diff import diff_text
+from pinshift.report.builds import builds_lines
 from pinshift.report.display import printable
 from pinshift.planning.plan import FileChange, Plan, StepPlan
 from pinshift.report.groups import (ChangeGroup, change_groups, group_lines, note_groups, outcome_text, refused_groups,

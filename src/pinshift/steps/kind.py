@@ -12,7 +12,7 @@ A step-kind module (see docs/writing-steps.md) defines:
     def survey(doc, params) / resolve(params, surveys)  # optional: prepare split per file (see runner)
     def claims(params) -> list[Claim]              # optional: typed values that state a fact of the branch
     def nixpkgs_query(params) -> NixpkgsQuery | None  # optional: what it needs from a nixpkgs clone
-    def with_nixpkgs(params, facts) -> Params        # ...and the params once pinshift.checks.pin_inputs got it
+    def with_nixpkgs(params, facts) -> Params        # ...and the params once pinshift.facts.pin_inputs got it
     def plan_paths(paths, params) -> list[FileOp]   # optional: a file-level step (see pinshift.files.fileops)
     def plan_references(graph, params, ops, selected) -> ReferencePlan  # optional: what it does to references
 
@@ -23,7 +23,7 @@ prefilter before any plan runs (pin-swap resolves an abbreviated revision there)
 
 Which kinds exist and when a file outside pinshift is imported: pinshift.steps.registry.
 `nixpkgs_query`/`with_nixpkgs` keep a step pure that needs git: the command asks a
-local nixpkgs clone before planning (pinshift.checks.pin_inputs: a branch name resolved to
+local nixpkgs clone before planning (pinshift.facts.pin_inputs: a branch name resolved to
 its commit, the sha256 of that commit's archive, or `PinOf`: the pin another recipe
 repository's branch uses) and hands the answer back as params.
 A Params field typed by a frozen dataclass (`PinOf`) is a TOML table, validated key by key.
@@ -155,7 +155,7 @@ class PinOf:
 
     `repo` is a local clone (relative to the recipe repository, or absolute), `ref` its branch
     (or any commit-ish); the branch's recipes (`files`) must all pin one revision, unless
-    `pick = "majority"` takes the most common one. pinshift.checks.pin_inputs reads it before planning.
+    `pick = "majority"` takes the most common one. pinshift.facts.pin_inputs reads it before planning.
     """
 
     repo: str
@@ -184,7 +184,7 @@ class PinOf:
 
 @dataclass(frozen=True)
 class NixpkgsQuery:
-    """What a step needs from a local nixpkgs clone before it can plan (answered by pinshift.checks.pin_inputs).
+    """What a step needs from a local nixpkgs clone before it can plan (answered by pinshift.facts.pin_inputs).
 
     `revision` (a commit id, abbreviated or not, a branch or a tag) is resolved to its full
     commit id; a `PinOf` is first read from that repository's branch (its recipes' single
@@ -292,7 +292,7 @@ class StepKind:
 
     def claims(self, params: Any) -> list[Claim]:
         """The typed values of `params` that say something about the branch (its module's optional `claims`);
-        migrate checks each against the facts of the branch's recipes (pinshift.checks.branch_facts)."""
+        migrate checks each against the facts of the branch's recipes (pinshift.status.branch_facts)."""
         hook = getattr(self.module, "claims", None)
         found = list(self._call("listing its claims", hook, params)) if hook else []
         if self.script is not None and not all(isinstance(claim, Claim) for claim in found):

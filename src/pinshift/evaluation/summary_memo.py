@@ -1,0 +1,162 @@
+"""Build summaries remembered across runs: a recipe evaluated before is not evaluated again.
+
+What a recipe builds on the stand-in is a pure function of its path, its bytes, the bytes of every file it
+read (imports, readFile, pathExists), the stand-in and pinshift's code. So an evaluation is remembered under
+
+    sha1(path, blob id)   in   $XDG_CACHE_HOME/pinshift/summaries/<install>-<fingerprint>.store
+
+together with the files it read and what each was (blob id, "dir", or absent); it is used only where every
+one of them is the same (an importer is evaluated again when the file it imports changed). Evaluations that
+read something a blob id cannot stand for (a directory listing, a file outside the tree) are not remembered,
+and neither is one whose error is about the machine or the run rather than the tree (`of_the_tree`: access
+forbidden by restricted or pure evaluation, out of time or memory, the network): the store holds only what
+the tree's own bytes decide. The fingerprint covers pinshift's version and code (the plan memo's
+`code_fingerprint`), every file of the stand-in and the version of nix-instantiate; the store's name adds the
+install (`<install>-<fingerprint>.store`, pinshift.planning.memo.install_id), so two installs sharing a cache
+keep their own. In one run the same rule reuses evaluations between trees (BASE and TARGET, the trees after
+each planned step) even when `PINSHIFT_CACHE=off` keeps the store unused.
+
+Why a summary may be shared between repositories: nothing in the key names the repository, and nothing
+needs to. An evaluation runs with no environment, no clock, no network and no file outside the snapshots
+and the stand-in (pinshift.evaluation.evaluation: restricted and pure evaluation), so what it gives is decided
+by the bytes of the file, the bytes of what it read (each in the key, or checked against the tree before
+use) and the stand-in, Nix and pinshift (the fingerprint): the same in any repository. An evaluation that
+reached for anything else either failed (an error `of_the_tree` refuses) or read outside the tree (not
+`cacheable`), and is not stored.
+
+The store follows the plan memo's rules (pinshift.files.cache_dir): no link followed below
+`$XDG_CACHE_HOME`, a directory that is a link, another user's or writable by its group or everyone turns it
+off (one note), only regular files with the store's own names are read, replaced or removed, a fifo is never opened
+for blocking. A record is `b"PS"`, a 4-byte length, a 20-byte key and a zlib-compressed JSON payload; a
+damaged record ends the reading there and a damaged payload is a miss. A store that cannot be read or written
+only costs the next run its time.
+"""
+
+from __future__ import annotations
+
+# Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
+
+import hashlib
+import json
+import subprocess
+import zlib
+from collections.abc import Callable
+
+from pinshift.evaluation.evaluation import STANDIN, Evaluation
+from pinshift.files import record_store
+from pinshift.files.record_store import RecordStore
+
+FORMAT = b"pinshift-summaries/2\n"  # /1 could hold evaluations that were not pure (issue 39)
+DIRECTORY = "summaries"
+
+
+# Words of an error that is about this machine or this run, not about the tree: access refused by restricted or pure
+# evaluation (what was asked for is outside the tree), a time or memory limit, the network, the operating system.
+# Such an evaluation is used again in the run that made it (the same trees, the same limits), never stored.
+NOT_OF_THE_TREE = ("forbidden", "restricted mode", "pure eval", "not allowed", "did not finish", "out of memory",
+                   "cannot allocate", "stack overflow", "killed", "signal", "no space left", "too many open files",
+                   "resource temporarily unavailable", "interrupted", "download", "fetch", "connect", "resolve host",
+                   "network")
+
+
+def of_the_tree(evaluation: Evaluation) -> bool:
+    """Whether `evaluation` is a function of the tree's files alone (what it read, `cacheable`; an error that says
+    nothing of the machine, NOT_OF_THE_TREE): only such an evaluation is stored."""
+    if not evaluation.cacheable:
+        return False
+    error = (evaluation.error or "").lower()
+    return not any(word in error for word in NOT_OF_THE_TREE)
+
+
+def _key(path: str, blob: str) -> bytes:
+    return hashlib.sha1(path.encode("utf-8", "surrogateescape") + b"\0" + blob.encode("ascii")).digest()
+
+
+def fingerprint(nix: str) -> str:
+    """pinshift's code, the stand-in and the Nix that evaluates: a summary made by any other is never read."""
+    from pinshift.planning import memo as plan_memo
+
+    digest = hashlib.sha256(FORMAT + plan_memo.code_fingerprint().encode())
+    for path in sorted(p for p in STANDIN.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        digest.update(path.relative_to(STANDIN).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    try:
+        version = subprocess.run([nix, "--version"], capture_output=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        version = b"?"
+    digest.update(version)
+    return digest.hexdigest()[:32]
+
+
+def store_name(nix: str) -> str:
+    """The store's name: this install (pinshift.planning.memo.install_id) and `fingerprint`."""
+    from pinshift.planning import memo as plan_memo
+
+    return f"{plan_memo.install_id()}-{fingerprint(nix)}.store"
+
+
+class SummaryMemo:
+    """Evaluations remembered in this run and, unless `name` is None, in the store (pinshift.files.record_store)."""
+
+    def __init__(self, name: str | None):
+        self.name = name
+        self.store = RecordStore(DIRECTORY, name, FORMAT, b"PS")
+        self.new: dict[bytes, list[bytes]] = {}
+        self.hits = 0
+        self.seen: dict[bytes, list[tuple[tuple, Evaluation]]] = {}  # this run's, decoded
+
+    @classmethod
+    def open(cls, nix: str, note: Callable[[str], None] | None = None) -> "SummaryMemo":
+        from pinshift.planning import memo as plan_memo
+
+        if not plan_memo.enabled():
+            return cls(None)
+        try:
+            name = store_name(nix)
+        except (OSError, ImportError):
+            return cls(None)
+        if not record_store.usable(DIRECTORY, "the summary cache", note):
+            return cls(None)
+        return cls(name)
+
+    def lookup(self, path: str, blob: str, fingerprint_of: Callable[[str], str | None]) -> Evaluation | None:
+        """The evaluation of (path, blob) whose reads are all as `fingerprint_of` says they are now, or None."""
+        key = _key(path, blob)
+        for reads, evaluation in self.seen.get(key, []):
+            if all(fingerprint_of(read) == was for read, was in reads):
+                return evaluation
+        for where, stored in self.store.payloads(key):
+            try:
+                payload = json.loads(zlib.decompress(stored))
+                reads = tuple((str(read), was) for read, was in payload["reads"])
+                cannot = payload.get("cannot_tell")
+                evaluation = Evaluation(payload["summary"], payload["error"], tuple(r for r, _ in reads), True,
+                                        cannot if isinstance(cannot, str) else None)
+            except Exception:  # a damaged record is a miss  # noqa: BLE001
+                continue
+            if (evaluation.summary is None) == (evaluation.error is None) or not of_the_tree(evaluation):
+                continue
+            if all(fingerprint_of(read) == was for read, was in reads):
+                self.store.use(where)
+                self.hits += 1
+                self.seen.setdefault(key, []).append((reads, evaluation))
+                return evaluation
+        return None
+
+    def remember(self, path: str, blob: str, evaluation: Evaluation, fingerprint_of: Callable[[str], str | None]) -> None:
+        if not evaluation.cacheable:
+            return
+        key = _key(path, blob)
+        reads = tuple((read, fingerprint_of(read)) for read in evaluation.reads)
+        self.seen.setdefault(key, []).append((reads, evaluation))
+        if self.name is not None and of_the_tree(evaluation):
+            payload = json.dumps({"reads": [list(r) for r in reads], "summary": evaluation.summary,
+                                  "error": evaluation.error, "cannot_tell": evaluation.cannot_tell},
+                                 ensure_ascii=False).encode()
+            self.new.setdefault(key, []).append(zlib.compress(payload, 1))
+
+    def save(self) -> None:
+        """Append what this run evaluated (or rewrite the store); never raises: the store is only a cache."""
+        if self.name is None or not self.new:
+            return
+        if self.store.save((key, payload) for key, payloads in self.new.items() for payload in payloads):
+            self.new.clear()
