@@ -33,7 +33,8 @@ from typing import Protocol
 
 from pinshift.errors import GitError
 from pinshift.git import entry_names
-from pinshift.git.repo import Repository, _first_line
+from pinshift.git.repo import Repository
+from pinshift.git.run import first_line, run, stream
 from pinshift.interrupts import deferred
 
 ZERO = "0" * 40
@@ -144,8 +145,8 @@ class BlobStream:
         with deferred():
             if self._process is None:
                 self._errors = tempfile.TemporaryFile()  # a file, not a pipe: git's messages can never block it
-                self._process = subprocess.Popen(
-                    ["git", "-c", "pack.compression=1", "fast-import", "--quiet", "--done"], cwd=self._root,
+                self._process = stream(
+                    ["-c", "pack.compression=1", "fast-import", "--quiet", "--done"], cwd=self._root,
                     env=self._env, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=self._errors,
                     process_group=0)
             chunk = memoryview(bytes(self._queued))
@@ -171,7 +172,7 @@ class BlobStream:
             message = self._errors.read().decode("utf-8", "replace")
             self._errors.close()
         if code != 0 or ending is None:
-            raise GitError(f"git fast-import failed: {_first_line(message) if message.strip() else f'exit {code}'}")
+            raise GitError(f"git fast-import failed: {first_line(message) if message.strip() else f'exit {code}'}")
 
     def __exit__(self, kind, error, trace) -> None:
         if kind is None:
@@ -212,10 +213,9 @@ class PlumbingCommits:
             raise
 
     def _git(self, *args: str, data: bytes | None = None) -> bytes:
-        done = subprocess.run(["git", *args], cwd=self.repository.root, env=self._env, input=data,
-                              capture_output=True, stdin=None if data is not None else subprocess.DEVNULL)
+        done = run(list(args), cwd=self.repository.root, env=self._env, data=data)
         if done.returncode != 0:
-            raise GitError(f"git {args[0]} failed: {_first_line(done)}")
+            raise GitError(f"git {args[0]} failed: {first_line(done)}")
         return done.stdout
 
     def _mode(self, path: str) -> str | None:
@@ -298,14 +298,11 @@ def add_worktree(repository: Repository, start: str) -> Worktree:
     worktree = Worktree(repository, parent / "worktree", parent)
     try:
         with deferred():
-            result = subprocess.run(
-                ["git", "-c", "core.sparseCheckout=false", "-c", f"core.hooksPath={os.devnull}",
-                 "worktree", "add", "--detach", "--lock", "--reason", owner_mark(), "-q",
-                 str(worktree.path), start],
-                cwd=repository.root, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-            )
+            result = run(["-c", "core.sparseCheckout=false", "-c", f"core.hooksPath={os.devnull}",
+                          "worktree", "add", "--detach", "--lock", "--reason", owner_mark(), "-q",
+                          str(worktree.path), start], cwd=repository.root, text=True)
         if result.returncode != 0:
-            raise GitError(f"cannot create a temporary worktree: {_first_line(result)}")
+            raise GitError(f"cannot create a temporary worktree: {first_line(result)}")
     except BaseException:
         worktree.remove()
         raise
@@ -326,7 +323,7 @@ def admin_dir(repository: Repository, worktree_path: Path) -> Path | None:
 
 
 def _admin_dirs(repository: Repository) -> list[Path]:
-    folder = Path(repository.repo.common_dir) / "worktrees"
+    folder = Path(repository.common_dir) / "worktrees"
     try:
         return sorted(p for p in folder.iterdir() if p.is_dir())
     except OSError:
@@ -397,10 +394,9 @@ class Worktree:
         return settings
 
     def _git(self, *args: str) -> str:
-        result = subprocess.run(["git", *self._settings(), *args], cwd=self.path, capture_output=True,
-                                text=True, stdin=subprocess.DEVNULL)
+        result = run([*self._settings(), *args], cwd=self.path, text=True)
         if result.returncode != 0:
-            raise GitError(f"git {args[0]} failed: {_first_line(result)}")
+            raise GitError(f"git {args[0]} failed: {first_line(result)}")
         return result.stdout.strip()
 
     def _checked(self, path: str) -> str:
