@@ -1,4 +1,5 @@
-"""Reading one commit's files from git's object store: `CommitTree` (no worktree, nothing written).
+"""Reading one commit's files from git's object store: `CommitTree` (no worktree, nothing written), and the
+archive of a commit (`write_archive`: `verify --eval`'s export of a nixpkgs revision).
 
 Its tree is listed once (`git ls-tree`), every path checked before anything is read (`check_entry`:
 pinshift.git.entry_names); blobs come through `git cat-file --batch`, many at a time (`prefetch`,
@@ -9,13 +10,14 @@ from __future__ import annotations
 
 import os
 import subprocess
+import tempfile
 import weakref
 from collections.abc import Iterator, Sequence
 
 from pinshift.errors import GitError
 from pinshift.files.content import DEFAULT_MAX_BYTES, SkippedFile, check_content
 from pinshift.git import entry_names
-from pinshift.git.run import ENGLISH, first_line, run, stream
+from pinshift.git.run import ENGLISH, GitFailed, first_line, run, stream
 
 # what to do when git cannot read an object of a commit (a partial clone whose remote is gone, a damaged clone)
 UNREADABLE = ("fetch the objects the clone lacks (git fetch --refetch, or a full clone without --filter) and run "
@@ -34,6 +36,18 @@ def check_entry(commit: str, path: str, listed: bool, folders: set[str],
         why = "a name holding '/': git's fsck refuses it"
     if why is not None:
         raise entry_names.UnsafeEntry(commit, path, why, outcome)
+
+
+def write_archive(repo, commit: str, output) -> None:
+    """`git archive --format=tar` of `commit` written to `output` (an open file), never held in memory; `repo` as
+    for CommitTree. GitFailed when git cannot."""
+    with tempfile.TemporaryFile() as errors:  # a file, not a pipe: git's messages can never block it
+        process = stream(["--git-dir", str(repo.git_dir), "archive", "--format=tar", "--", commit],
+                         env=dict(os.environ, **ENGLISH), stdin=subprocess.DEVNULL, stdout=output, stderr=errors)
+        code = process.wait()
+        errors.seek(0)
+        if code != 0:
+            raise GitFailed(("archive", commit), subprocess.CompletedProcess(process.args, code, b"", errors.read()))
 
 
 class BlobReader:
