@@ -1,6 +1,6 @@
 """A nixpkgs git checkout read at one revision: which package sets, attributes and parameters it has.
 
-Read through git's object store (GitPython, `gitrepo.CommitTree`): the checkout's
+Read through git's object store (`git.objects.CommitTree`): the checkout's
 work tree, index and HEAD are never touched, and a bare or shallow clone works
 as long as it has the revision. Nothing is evaluated: the files are parsed with
 pinshift's own Nix layer and these lookup rules are followed, as nixpkgs lays
