@@ -6,7 +6,7 @@
 #
 # Name, version, entry point and runtime dependencies are read from pyproject.toml, so they cannot drift
 # from what `pip install .` installs; each dependency is the nixpkgs Python package of the same name, except
-# the two `pythonPackageNames` renames. tests/test_nix_packaging.py evaluates this file (and flake.nix) with
+# the `pythonPackageNames` rename. tests/test_nix_packaging.py evaluates this file (and flake.nix) with
 # nix-instantiate against a stand-in of nixpkgs' Python builders and checks all of that against pyproject.toml.
 { pkgs ? import <nixpkgs> { } }:
 
@@ -17,7 +17,6 @@ let
 
   # pyproject's name -> the attribute path of the same package in nixpkgs' python3Packages
   pythonPackageNames = {
-    "GitPython" = [ "gitpython" ];
     "tree-sitter-nix" = [ "tree-sitter-grammars" "tree-sitter-nix" ]; # nixpkgs' binding of its own grammar
   };
   # "click>=8.1,<9" -> "click"

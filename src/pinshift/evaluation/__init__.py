@@ -9,6 +9,7 @@ the clone, a recipe's `pname` and `version` evaluated there: `verify --eval`), `
 evaluated at the commit it fetches), `real_changes` (rebuild or not, broken, cannot tell), `real_check`
 (migrate's check at the real pins).
 
-May import: pinshift.errors, pinshift.syntax, pinshift.files, pinshift.nixpkgs, pinshift.planning,
+May import: pinshift.errors, pinshift.syntax, pinshift.files, pinshift.git (a revision exported from a clone),
+pinshift.nixpkgs, pinshift.planning,
 pinshift.sandbox, pinshift.facts.
 """

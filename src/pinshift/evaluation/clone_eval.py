@@ -1,6 +1,6 @@
 """`verify --eval`: evaluate each recipe's pname and version with Nix, offline, against the local checkout.
 
-How: the pinned revision is exported once (`git archive` through GitPython) into
+How: the pinned revision is exported once (`git archive`: pinshift.git.objects.write_archive) into
 a temporary directory, and the recipe is imported with `scopedImport`, which
 shadows `fetchTarball` and `builtins.fetchTarball` inside the recipe with a
 function returning that directory. The recipe's bytes are never rewritten, and the
@@ -23,6 +23,7 @@ import tempfile
 from pathlib import Path
 
 from pinshift.sandbox.nix_process import NixSandbox, configured_timeout, eval_command, memory_message
+from pinshift.git.objects import write_archive
 
 _EXPRESSION = """
 let
@@ -42,7 +43,7 @@ def export_revision(repo, commit: str, into: Path) -> Path:
     """The files of `commit` written under `into` (a scratch directory), read from git's objects."""
     archive = into / "nixpkgs.tar"
     with open(archive, "wb") as stream:
-        repo.archive(stream, treeish=commit, format="tar")
+        write_archive(repo, commit, stream)
     target = into / f"nixpkgs-{commit[:12]}"
     with tarfile.open(archive) as tar:
         tar.extractall(target, filter="data")

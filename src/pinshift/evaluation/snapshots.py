@@ -134,7 +134,7 @@ class Scratch:
         return directory
 
     def commit(self, name: str, tree) -> Snapshot:
-        """The files of `tree` (a `git.repo.CommitTree`), written from git's objects when `materialise`d."""
+        """The files of `tree` (a `git.objects.CommitTree`), written from git's objects when `materialise`d."""
         regular = [p for p in tree.paths() if tree.mode(p) in ("100644", "100755")]
         snapshot = Snapshot(name, self._directory(), {path: tree.blob_id(path) for path in regular},
                             {p: UNWRITTEN[tree.mode(p)] for p in tree.paths() if tree.mode(p) in UNWRITTEN})

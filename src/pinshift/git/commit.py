@@ -1,7 +1,6 @@
 """Committing a migration's steps: through git's plumbing, or in a scratch worktree when hooks must run.
 
-Part of the git layer (with pinshift.git.repo): it speaks in trees, paths and bytes, never
-in steps. `open_committer` picks how:
+Part of the git layer: it speaks in trees, paths and bytes, never in steps. `open_committer` picks how:
 
 - **Plumbing** (`PlumbingCommits`), when `git commit` would run no hook: the changed blobs go
   into the object store through one `git fast-import`, each step's tree is built from the one
@@ -15,8 +14,8 @@ in steps. `open_committer` picks how:
   so the hooks see and may change what they would by hand.
 
 Both give the same trees, messages, authors and committers (tests/test_plumbing_commits.py).
-The scratch worktree is locked with the run's pid/start/host, removed by path (never
-`git worktree prune`), and a later run removes the worktrees of killed runs.
+The scratch worktree is pinshift.git.worktree's: locked with the run's pid/start/host, removed by
+path (never `git worktree prune`); a later run removes the worktrees of killed runs.
 """
 
 from __future__ import annotations
@@ -27,14 +26,20 @@ import socket
 import subprocess
 import tempfile
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from pinshift.errors import GitError
-from pinshift.git import entry_names
-from pinshift.git.repo import Repository, _first_line
+from pinshift.git.repo import Repository
+from pinshift.git.run import first_line, run, stream
+from pinshift.git.worktree import (Worktree, WorktreeOwner, _process_start, add_worktree, admin_dir,
+                                   remove_stale_worktrees)
 from pinshift.interrupts import deferred
+
+# callers and tests import the worktree's names from here too
+__all__ = ["BlobStream", "Change", "Committer", "PlumbingCommits", "WorktreeCommits", "blob_id", "commit_hooks",
+           "open_committer", "remove_stale_index_dirs", "remove_stale_worktrees", "stripspace",
+           "Worktree", "_process_start", "add_worktree", "admin_dir"]
 
 ZERO = "0" * 40
 COMMIT_HOOKS = ("pre-commit", "prepare-commit-msg", "commit-msg", "post-commit")
@@ -144,8 +149,8 @@ class BlobStream:
         with deferred():
             if self._process is None:
                 self._errors = tempfile.TemporaryFile()  # a file, not a pipe: git's messages can never block it
-                self._process = subprocess.Popen(
-                    ["git", "-c", "pack.compression=1", "fast-import", "--quiet", "--done"], cwd=self._root,
+                self._process = stream(
+                    ["-c", "pack.compression=1", "fast-import", "--quiet", "--done"], cwd=self._root,
                     env=self._env, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=self._errors,
                     process_group=0)
             chunk = memoryview(bytes(self._queued))
@@ -171,7 +176,7 @@ class BlobStream:
             message = self._errors.read().decode("utf-8", "replace")
             self._errors.close()
         if code != 0 or ending is None:
-            raise GitError(f"git fast-import failed: {_first_line(message) if message.strip() else f'exit {code}'}")
+            raise GitError(f"git fast-import failed: {first_line(message) if message.strip() else f'exit {code}'}")
 
     def __exit__(self, kind, error, trace) -> None:
         if kind is None:
@@ -212,10 +217,9 @@ class PlumbingCommits:
             raise
 
     def _git(self, *args: str, data: bytes | None = None) -> bytes:
-        done = subprocess.run(["git", *args], cwd=self.repository.root, env=self._env, input=data,
-                              capture_output=True, stdin=None if data is not None else subprocess.DEVNULL)
+        done = run(list(args), cwd=self.repository.root, env=self._env, data=data)
         if done.returncode != 0:
-            raise GitError(f"git {args[0]} failed: {_first_line(done)}")
+            raise GitError(f"git {args[0]} failed: {first_line(done)}")
         return done.stdout
 
     def _mode(self, path: str) -> str | None:
@@ -283,56 +287,6 @@ class WorktreeCommits:
         self.worktree.remove()
 
 
-# --- the scratch worktree -------------------------------------------------------------------------
-
-
-def add_worktree(repository: Repository, start: str) -> Worktree:
-    """A temporary worktree, outside the user's working tree, detached at `start`, locked as pinshift's.
-
-    The lock's reason names this process (`pinshift pid=… start=… host=…`), so a later run
-    can tell a worktree left by a killed run from a live one (`remove_stale_worktrees`).
-    Signals wait until git is done, and any failure removes exactly what was made.
-    The scratch checkout runs no post-checkout hook: it is not a checkout of the user's.
-    """
-    parent = Path(tempfile.mkdtemp(prefix="pinshift-"))
-    worktree = Worktree(repository, parent / "worktree", parent)
-    try:
-        with deferred():
-            result = subprocess.run(
-                ["git", "-c", "core.sparseCheckout=false", "-c", f"core.hooksPath={os.devnull}",
-                 "worktree", "add", "--detach", "--lock", "--reason", owner_mark(), "-q",
-                 str(worktree.path), start],
-                cwd=repository.root, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-            )
-        if result.returncode != 0:
-            raise GitError(f"cannot create a temporary worktree: {_first_line(result)}")
-    except BaseException:
-        worktree.remove()
-        raise
-    return worktree
-
-
-def admin_dir(repository: Repository, worktree_path: Path) -> Path | None:
-    """The `.git/worktrees/<id>` directory git keeps for the worktree at `worktree_path`, if any."""
-    wanted = os.path.realpath(worktree_path / ".git")
-    for admin in _admin_dirs(repository):
-        try:
-            gitdir = (admin / "gitdir").read_text().strip()
-        except OSError:
-            continue
-        if os.path.realpath(gitdir) == wanted:
-            return admin
-    return None
-
-
-def _admin_dirs(repository: Repository) -> list[Path]:
-    folder = Path(repository.repo.common_dir) / "worktrees"
-    try:
-        return sorted(p for p in folder.iterdir() if p.is_dir())
-    except OSError:
-        return []
-
-
 def remove_stale_index_dirs() -> list[str]:
     """Remove the private index directories (`$TMPDIR/pinshift-index-<pid>-<start>-*`) of runs that were killed."""
     removed = []
@@ -346,190 +300,3 @@ def remove_stale_index_dirs() -> list[str]:
             removed.append(f"removed the commit index left by an earlier pinshift run (pid {owner.pid}, no longer "
                            f"running): {directory}")
     return removed
-
-
-def remove_stale_worktrees(repository: Repository) -> list[str]:
-    """Remove the worktrees earlier pinshift runs left when they were killed; one line per worktree.
-
-    Only worktrees locked with pinshift's mark whose process is gone (same host, no
-    process with that pid and start time) are touched; a live run's worktree, and every
-    worktree pinshift did not make, stay exactly as they are. Never `git worktree prune`.
-    """
-    removed = []
-    for admin in _admin_dirs(repository):
-        try:
-            reason = (admin / "locked").read_text().strip()
-        except OSError:
-            continue
-        owner = WorktreeOwner.parse(reason)
-        if owner is None or owner.alive():
-            continue
-        try:
-            gitdir = Path((admin / "gitdir").read_text().strip())
-        except OSError:
-            gitdir = None
-        where = str(gitdir.parent) if gitdir is not None else admin.name
-        if gitdir is not None and gitdir.parent.name == "worktree" and gitdir.parent.parent.name.startswith("pinshift-"):
-            shutil.rmtree(gitdir.parent.parent, ignore_errors=True)
-        shutil.rmtree(admin, ignore_errors=True)
-        removed.append(f"removed a worktree left by an earlier pinshift run (pid {owner.pid}, no longer "
-                       f"running): {where}")
-    return removed
-
-
-
-class Worktree:
-    """pinshift's temporary checkout where a migration writes and commits; `remove()` leaves no trace.
-
-    Every git command here runs with sparse checkout off (the scratch checkout holds every
-    file whatever the user's sparse patterns) and with the user's hooks: a relative
-    `core.hooksPath` is resolved against the user's work tree, as their own commit would.
-    """
-
-    def __init__(self, repository: Repository, path: Path, parent: Path):
-        self.repository, self.path, self.parent = repository, path, parent
-
-    def _settings(self) -> list[str]:
-        settings = ["-c", "core.sparseCheckout=false"]
-        hooks = self.repository.hooks_path()
-        if hooks is not None:
-            settings += ["-c", f"core.hooksPath={hooks}"]
-        return settings
-
-    def _git(self, *args: str) -> str:
-        result = subprocess.run(["git", *self._settings(), *args], cwd=self.path, capture_output=True,
-                                text=True, stdin=subprocess.DEVNULL)
-        if result.returncode != 0:
-            raise GitError(f"git {args[0]} failed: {_first_line(result)}")
-        return result.stdout.strip()
-
-    def _checked(self, path: str) -> str:
-        """`path`, when git's rules let it become a file of this checkout (entry_names); else a GitError."""
-        why = entry_names.reason(path)
-        if why is not None:
-            raise GitError(f"cannot write {entry_names.shown(path)} in the scratch worktree: {why}; "
-                           "nothing was committed")
-        return path
-
-    def write(self, path: str, data: bytes) -> None:
-        """Overwrite a checked-out file in place (it keeps its mode).
-
-        No temp file, rename or fsync: this checkout is ours alone and thrown away, and git
-        stores the bytes at commit time; O_NOFOLLOW keeps the write off any symlink.
-        """
-        fd = os.open(self.path / self._checked(path), os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-
-    def create(self, path: str, data: bytes, mode: str) -> None:
-        """Write a file the commit adds (a renamed or cloned recipe) with git mode `mode`, creating directories.
-
-        No directory on the way may be a symlink: a new file never lands outside this checkout.
-        """
-        target = self.path / self._checked(path)
-        directory = self.path
-        for part in Path(path).parts[:-1]:
-            directory = directory / part
-            if directory.is_symlink():
-                raise GitError(f"cannot write {path}: {directory.relative_to(self.path)} is a symlink")
-            directory.mkdir(exist_ok=True)
-        permissions = 0o755 if mode == "100755" else 0o644
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, permissions)
-        with os.fdopen(fd, "wb") as handle:
-            os.fchmod(handle.fileno(), permissions)
-            handle.write(data)
-
-    def delete(self, path: str) -> None:
-        """Remove a checked-out file (the link itself for a symlink) and the directories it leaves empty."""
-        target = self.path / self._checked(path)
-        os.unlink(target)
-        directory = target.parent
-        while directory != self.path and not any(directory.iterdir()):
-            directory.rmdir()
-            directory = directory.parent
-
-    def commit(self, paths: list[str], message: str, no_verify: bool = False) -> str:
-        """Stage `paths` (changes, additions and deletions) and commit them through git; the new commit id.
-
-        Hooks, identity and signing apply. Paths are literal: `[` or `*` in a name is not a glob.
-        """
-        self._git("add", "-A", "--", *[f":(literal){p}" for p in paths])
-        args = ["commit", "-q", "--cleanup=whitespace", "-m", message]
-        if no_verify:
-            args.append("--no-verify")
-        try:
-            self._git(*args)
-        except GitError as error:
-            raise GitError(f"git commit failed: {str(error).removeprefix('git commit failed: ')}") from None
-        return self.head()
-
-    def head(self) -> str:
-        return self._git("rev-parse", "HEAD")
-
-    def remove(self) -> None:
-        """Remove this worktree's directory and its own `.git/worktrees/<id>`, nothing else (no prune).
-
-        Signals wait until both are gone: a stop arriving in between (a fan-out's worker gets SIGTERM while it
-        cleans up after a Ctrl-C) left `.git/worktrees/<id>` behind with its directory removed."""
-        with deferred():
-            admin = admin_dir(self.repository, self.path)
-            shutil.rmtree(self.parent, ignore_errors=True)
-            if admin is not None:
-                shutil.rmtree(admin, ignore_errors=True)
-
-
-# --- who made a worktree ----------------------------------------------------------------------
-
-
-def _process_start(pid: int) -> str:
-    """The start time of process `pid` (clock ticks since boot, from /proc), or "" where unknown."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            data = handle.read()
-    except OSError:
-        return ""
-    fields = data.rsplit(b")", 1)[-1].split()
-    return fields[19].decode() if len(fields) > 19 else ""
-
-
-def owner_mark() -> str:
-    """The lock reason of this process's worktrees: `pinshift pid=<pid> start=<ticks> host=<name>`."""
-    pid = os.getpid()
-    return f"pinshift pid={pid} start={_process_start(pid) or '-'} host={socket.gethostname()}"
-
-
-@dataclass(frozen=True)
-class WorktreeOwner:
-    """The pinshift process a worktree's lock names."""
-
-    pid: int
-    start: str
-    host: str
-
-    @classmethod
-    def parse(cls, reason: str) -> WorktreeOwner | None:
-        words = reason.split()
-        if not words or words[0] != "pinshift":
-            return None
-        fields = dict(w.split("=", 1) for w in words[1:] if "=" in w)
-        if not fields.get("pid", "").isdigit() or "host" not in fields:
-            return None
-        return cls(int(fields["pid"]), fields.get("start", "-"), fields["host"])
-
-    def alive(self) -> bool:
-        """False only when this host has no process `pid` that started when the owner did."""
-        if self.host != socket.gethostname():
-            return True  # another machine's run (a shared file system): cannot tell, leave it
-        try:
-            os.kill(self.pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            pass
-        started = _process_start(self.pid)
-        return not (self.start != "-" and started and started != self.start)
-
-
-# --- a clone read through its objects only (pinshift hash, pin-swap hash = "compute") -------------
-
-

@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from pinshift.git.repo import MissingObject, ObjectStore, TreeEntry
+from pinshift.git.clone import MissingObject, ObjectStore, TreeEntry
 from pinshift.nixpkgs.nar import Directory, File, Node, Symlink, leaves, nar_sha256
 
 CONVERSIONS = ("export-subst", "text", "eol", "crlf", "ident", "filter", "working-tree-encoding")

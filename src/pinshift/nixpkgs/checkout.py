@@ -1,6 +1,6 @@
 """A nixpkgs git checkout read at one revision: which package sets, attributes and parameters it has.
 
-Read through git's object store (GitPython, `gitrepo.CommitTree`): the checkout's
+Read through git's object store (`git.objects.CommitTree`): the checkout's
 work tree, index and HEAD are never touched, and a bare or shallow clone works
 as long as it has the revision. Nothing is evaluated: the files are parsed with
 pinshift's own Nix layer and these lookup rules are followed, as nixpkgs lays
@@ -28,6 +28,7 @@ from __future__ import annotations
 # Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
 
 import difflib
+import os
 import posixpath
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,16 +60,16 @@ class NixpkgsCheckout:
     """A local nixpkgs git repository; `at(rev)` reads one revision of it."""
 
     def __init__(self, directory: Path):
-        import git
-
+        from pinshift.git.repo import locate
         from pinshift.nixpkgs.clone import NO_CLONE  # the words `pinshift hash` uses for the same mistakes
 
         if not Path(directory).is_dir():
             raise UsageError(f"--nixpkgs {directory}: no such directory; {NO_CLONE}")
-        try:
-            self.repo = git.Repo(directory)
-        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-            raise UsageError(f"--nixpkgs {directory}: not a git repository; {NO_CLONE}") from None
+        place = locate(directory)  # the clone's top (or its git directory), not a folder inside it
+        if place is None or not any(found is not None and os.path.samefile(found, directory)
+                                    for found in (place.work_tree, place.git_dir)):
+            raise UsageError(f"--nixpkgs {directory}: not a git repository; {NO_CLONE}")
+        self.repo = place
         self.directory = directory
 
     def resolve(self, rev: str) -> str | None:
@@ -77,9 +78,9 @@ class NixpkgsCheckout:
         Names resolve as `pinshift hash` resolves them (gitrepo.CloneReader): a branch of one
         remote only (`nixos-unstable` in a fresh clone) counts too.
         """
-        from pinshift.git.repo import CloneReader
+        from pinshift.git.clone import CloneReader
 
-        reader = CloneReader.open(Path(self.repo.working_tree_dir or self.repo.git_dir))
+        reader = CloneReader.open(Path(self.repo.work_tree or self.repo.git_dir))
         found = reader.resolve(rev) if reader is not None else None
         return found[0] if found is not None else None
 
@@ -91,7 +92,7 @@ class NixpkgsRevision:
     """One revision's files, parsed on demand and remembered (a revision is asked about many times)."""
 
     def __init__(self, repo, commit: str):
-        from pinshift.git.repo import CommitTree
+        from pinshift.git.objects import CommitTree
 
         self.commit = commit
         self._tree = CommitTree(repo, commit, max_bytes=64 * 1024 * 1024)

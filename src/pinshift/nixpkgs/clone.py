@@ -120,7 +120,7 @@ class NixpkgsClone:
     """A local nixpkgs git clone, read and never written (its work tree, index and refs stay as they are)."""
 
     def __init__(self, directory: Path):
-        from pinshift.git.repo import CloneReader
+        from pinshift.git.clone import CloneReader
 
         self.directory = Path(directory)
         if not self.directory.is_dir():
@@ -161,7 +161,7 @@ class NixpkgsClone:
     def archive_hash(self, commit: str) -> ArchiveDigest:
         """The NAR sha256 of GitHub's archive of `commit` (a full commit id of this clone), cached per commit."""
         from pinshift.nixpkgs.archive import archive_sha256
-        from pinshift.git.repo import MissingObject
+        from pinshift.git.clone import MissingObject
 
         digest = _cached(commit)
         if digest is not None:
