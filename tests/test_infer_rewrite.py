@@ -19,6 +19,7 @@ from conftest import git
 from pinshift.files.globs import matches
 from infer_shapes import make_repository
 
+DOC = Path(__file__).resolve().parent.parent / "docs" / "rewrite.md"
 MODULE = """{{ config, lib, pkgs, ... }}:
 let
   cfg = config.programs.{name};
@@ -124,6 +125,27 @@ def test_default_false_becomes_true_inside_one_option(tmp_path, run_cli, nix_ora
     assert "in *.enableMcpIntegration" in step["title"]
     replayed = git(root, "show", "replay:modules/programs/foo.nix")
     assert "debug = lib.mkOption { default = false; };" in replayed and "default = true;" in replayed
+
+
+def test_the_three_refactorings_in_one_commit(tmp_path, run_cli, nix_oracle):
+    """docs/rewrite.md's "Learned by pinshift infer": the three steps, in this order, from one hand-made commit."""
+    base = {f"modules/programs/{name}.nix": module(name) for name in ("foo", "bar")}
+    target = {}
+    for path, text in base.items():
+        text = text.replace("${toString", "${builtins.toString").replace("= toString (", "= builtins.toString (")
+        text = text.replace("lib.optional cfg.enableMcpIntegration pkgs.", "lib.optionals cfg.enableMcpIntegration "
+                            "[ pkgs.").replace("-mcp\n", "-mcp ]\n").replace(
+            "lib.optional cfg.debug (pkgs.gdb.override { python = null; })",
+            "lib.optionals cfg.debug [ (pkgs.gdb.override { python = null; }) ]")
+        target[path] = text.replace("      default = false;\n      description", "      default = true;\n"
+                                    "      description")
+    root = make_repository(tmp_path / "repo", base, target, "Modernise the modules")
+    code, summary, recipe = infer_and_replay(run_cli, root, nix_oracle)
+    assert code == 0, summary
+    blocks = [block.split("```")[0] for block in DOC.read_text().split("```toml\n")[1:]]
+    [documented] = [block for block in blocks if "$A" in block]
+    assert recipe["steps"] == [{**step, "message": recipe["steps"][index]["message"]} for index, step in
+                               enumerate(tomllib.loads(documented)["steps"])]
 
 
 def test_a_change_made_once_or_differently_everywhere_stays_edit_by_hand(tmp_path, run_cli, nix_oracle):

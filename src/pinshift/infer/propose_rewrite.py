@@ -192,7 +192,10 @@ class Checker:
             return False
         self.checked += 1
         for inside in [()] + inside_globs(proposal):
-            rewritten, wrong = outcome(proposal, inside)
+            try:
+                rewritten, wrong = outcome(proposal, inside)
+            except PinshiftError:  # (a ParamError: a binding path `inside` cannot say)
+                continue
             if not wrong:
                 if len(rewritten) >= 2:
                     proposal.sites, proposal.inside, proposal.valid = rewritten, inside, True
