@@ -227,3 +227,19 @@ def test_the_other_kinds_keep_what_they_explain(tmp_path, run_cli, nix_oracle, s
     assert code == 0, summary
     kinds = [step["kind"] for step in recipe["steps"]]
     assert kinds == (["rename-attr"] if shape == "swap" else ["rewrite", "rename-attr"])
+
+
+@pytest.mark.parametrize("count, proposed", [(200, True), (300, False)])
+def test_the_changed_places_read_per_file_are_bounded(tmp_path, run_cli, nix_oracle, count, proposed):
+    """At most 256 changed node pairs are read per file (changed_nodes.MAX_REGIONS): 200 changes of one shape are
+    one rule; a file changed in 300 places is not read, and stays to edit by hand (docs/infer.md says so)."""
+    names = [f"a{index}" for index in range(count)]
+    # each changed line beside one kept as it was: the line diff finds them apart (infer's token diff of one block
+    # of hundreds of changed lines is quadratic: hunks.py)
+    text = "{ " + ", ".join(names) + " }:\n[\n" + "".join(f"  (toString {name})\n  {name}\n" for name in names) + "]\n"
+    base = {"one.nix": text, "two.nix": text.replace("(toString a1)", "(toString a1 )")}
+    target = {path: data.replace("(toString", "(builtins.toString") for path, data in base.items()}
+    root = make_repository(tmp_path / "repo", base, target, "toString by its full name, everywhere")
+    code, summary, recipe = infer_and_replay(run_cli, root, nix_oracle)
+    assert (code, [s["params"] for s in rewrites(recipe)]) == \
+        ((0, [{"pattern": "toString $A", "replacement": "builtins.toString $A"}]) if proposed else (1, []))

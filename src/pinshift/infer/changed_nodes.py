@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pinshift.infer.hunks import Hunk
 from pinshift.syntax.queries import walk
 
-MAX_REGIONS = 64
-LEVELS = 4
+MAX_REGIONS = 256
+LEVELS = 3
 MAX_SITE_BYTES = 2048
 MAX_CLIMB = 64  # parents climbed from a region to its sites
 AROUND = 8  # bindings said around a site, innermost first
@@ -46,9 +46,18 @@ class Site:
     after: object
     level: int
     regions: set[tuple[str, int]] = field(default_factory=set)
-    around: tuple = ()
     changes: set[str] = field(default_factory=set)  # what its regions are: `region_kind`
     hunks: list = field(default_factory=list, repr=False)  # the file's hunks (shared by its sites)
+    up: dict = field(default_factory=dict, repr=False)  # the file's walked nodes' parent pairs (shared)
+    binding_of: object = field(default=None, repr=False)  # () -> {binding node id: queries.Binding}, once per file
+    _around: tuple | None = field(default=None, repr=False)
+
+    @property
+    def around(self) -> tuple[str, ...]:
+        """The dotted paths of the bindings whose value holds the site, innermost first (found when first asked)."""
+        if self._around is None:
+            self._around = _around(self.before, self.up, self.binding_of()) if self.binding_of is not None else ()
+        return self._around
 
     @property
     def key(self) -> tuple[str, int]:
@@ -117,10 +126,12 @@ def regions(doc, target_doc, hunks: list[Hunk]) -> tuple[list[tuple], dict[int, 
     return found, up
 
 
-def sites(path: str, doc, target_doc, hunks: list[Hunk], binding_of: dict | None = None) -> list[Site]:
+def sites(path: str, doc, target_doc, hunks: list[Hunk], binding_of=None) -> list[Site]:
     """The sites of every region of one file (a node pair reached from several regions is one site, holding them
-    all). `binding_of`: binding node id -> its `queries.Binding`, to say the bindings around each site."""
+    all). `binding_of`: () -> {binding node id: its `queries.Binding`}, to say the bindings around a site."""
     found, up = regions(doc, target_doc, hunks)
+    if not found:
+        return []
     by_node: dict[int, Site] = {}
     for index, (node, other) in enumerate(found):
         kind = region_kind(node, other)
@@ -131,22 +142,28 @@ def sites(path: str, doc, target_doc, hunks: list[Hunk], binding_of: dict | None
                 level += 1
                 site = by_node.get(node.id)
                 if site is None:
-                    site = by_node[node.id] = Site(path, doc, target_doc, node, other, level, hunks=hunks)
+                    site = by_node[node.id] = Site(path, doc, target_doc, node, other, level, hunks=hunks, up=up,
+                                                   binding_of=binding_of)
                 site.level = min(site.level, level)
                 site.regions.add((path, index))
                 site.changes.add(kind)
             node, other = up.get(node.id, (None, None))
     kept = []
+    comments = [[c.start_byte for c in walk(d.root, "comment")] for d in (doc, target_doc)]
     for site in by_node.values():
         if site.before.end_byte - site.before.start_byte > MAX_SITE_BYTES or \
                 site.after.end_byte - site.after.start_byte > MAX_SITE_BYTES:
             continue
-        if next(walk(site.before, "comment"), None) is not None or next(walk(site.after, "comment"), None) is not None:
+        if _holds(comments[0], site.before) or _holds(comments[1], site.after):
             continue
-        if binding_of is not None:
-            site.around = _around(site.before, up, binding_of)
         kept.append(site)
     return sorted(kept, key=lambda s: (s.before.start_byte, -s.before.end_byte))
+
+
+def _holds(starts: list[int], node) -> bool:
+    """Whether one of the sorted offsets lies inside `node`."""
+    index = bisect.bisect_left(starts, node.start_byte)
+    return index < len(starts) and starts[index] < node.end_byte
 
 
 def _around(node, up: dict[int, tuple], binding_of: dict) -> tuple[str, ...]:

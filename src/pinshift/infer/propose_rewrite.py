@@ -70,6 +70,18 @@ def signature(site: Site) -> tuple:
     return site.before.type, site.after.type, tuple(pair for pair in edit if pair != ((), ()))
 
 
+def _bindings_of(doc):
+    """() -> {binding node id: Binding} of `doc`, found once, when first asked (only `inside` needs them)."""
+    found: list[dict] = []
+
+    def binding_of() -> dict:
+        if not found:
+            found.append({b.node.id: b for b in bindings(doc)})
+        return found[0]
+
+    return binding_of
+
+
 def changed_sites(state: State) -> list[Site]:
     found = []
     for path, target_path in state.pairs():
@@ -78,8 +90,7 @@ def changed_sites(state: State) -> list[Site]:
         doc, target_doc = state.doc(path), state.target_doc(target_path)
         if doc is None or target_doc is None:
             continue
-        binding_of = {b.node.id: b for b in bindings(doc)}
-        found.extend(sites(path, doc, target_doc, state.hunks(path, target_path), binding_of))
+        found.extend(sites(path, doc, target_doc, state.hunks(path, target_path), _bindings_of(doc)))
     return found
 
 
@@ -91,6 +102,9 @@ def clusters(found: list[Site]) -> list[list[Site]]:
     result = []
     for members in groups.values():
         if len(members) < 2:
+            continue
+        if generalise(members) is not None:  # the common case: one shape (checked with the matcher after)
+            result.append(members)
             continue
         shapes: list[list[Site]] = []
         for site in members:
@@ -128,9 +142,15 @@ def early(site: Site) -> bool:
     return "shape" in site.changes and not site.changes & {"text", "names"}
 
 
-def proposals(state: State) -> list[Proposal]:
+def proposals(state: State, eligible=None) -> list[Proposal]:
+    """Rules for the changed sites; with `eligible`, only for the sites it accepts and the sites inside them (which
+    may tell `chosen` that smaller rules explain an eligible site's changes)."""
     found = []
-    for members in clusters(changed_sites(state)):
+    changed = changed_sites(state)
+    if eligible is not None:
+        wanted = set().union(*(site.regions for site in changed if eligible(site)))
+        changed = [site for site in changed if site.regions <= wanted] if wanted else []
+    for members in clusters(changed):
         rule = generalise(members)
         if rule is None:
             continue
@@ -263,7 +283,7 @@ def _title(proposal: Proposal, limit: int) -> str:
 def propose_shape_rewrites(state: State, setting: Setting) -> list[Candidate]:
     """Before the renames: rules for changes of shape (`lib.optional c x` -> `lib.optionals c [ x ]`), so that
     rename-attr does not take their one renamed word and leave the rest to a rule that cannot say it."""
-    return candidates(chosen(proposals(state), lambda proposal: all(early(site) for site in proposal.sites)))
+    return candidates(chosen(proposals(state, early), lambda proposal: all(early(site) for site in proposal.sites)))
 
 
 def propose_rewrites(state: State, setting: Setting) -> list[Candidate]:
