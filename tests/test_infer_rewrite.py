@@ -243,3 +243,22 @@ def test_the_changed_places_read_per_file_are_bounded(tmp_path, run_cli, nix_ora
     code, summary, recipe = infer_and_replay(run_cli, root, nix_oracle)
     assert (code, [s["params"] for s in rewrites(recipe)]) == \
         ((0, [{"pattern": "toString $A", "replacement": "builtins.toString $A"}]) if proposed else (1, []))
+
+
+def test_code_nobody_vetted_is_escaped_where_shown_and_never_read_as_a_metavariable(tmp_path, run_cli, nix_oracle):
+    """The pattern is code from a commit: a terminal escape in a string it holds is escaped in the summary and
+    written as TOML escapes (the replay gives TARGET's bytes); a `$NAME` in a string would read as a metavariable,
+    so no rule holding one is proposed (docs/infer.md: a rule a recipe cannot hold)."""
+    shown = {f"{name}.nix": '{ }:\n{ x = toString "\x1b[2Jred"; }\n' for name in ("one", "two")}
+    root = make_repository(tmp_path / "escape", shown, {path: text.replace("toString", "builtins.toString")
+                                                          for path, text in shown.items()}, "escape")
+    code, summary, recipe = infer_and_replay(run_cli, root, nix_oracle)
+    assert code == 0 and "\x1b" not in summary, summary
+    assert [s["params"]["pattern"] for s in rewrites(recipe)] == ['toString "\x1b[2Jred"']
+    assert "\\u001b" in (root.parent / "inferred.toml").read_text()
+    dollar = {f"{name}.nix": '{ }:\n{ x = toString "$HOME/red"; }\n' for name in ("one", "two")}
+    root = make_repository(tmp_path / "dollar", dollar, {path: text.replace("toString", "builtins.toString")
+                                                         for path, text in dollar.items()}, "dollar")
+    (tmp_path / "inferred.toml").unlink()
+    code, summary, recipe = infer_and_replay(run_cli, root, nix_oracle)
+    assert code == 1 and recipe == {}, summary
