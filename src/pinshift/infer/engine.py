@@ -23,7 +23,7 @@ from pathlib import Path
 
 from pinshift.errors import PinshiftError, UsageError
 from pinshift.files.globs import glob_problem, matches
-from pinshift.infer import propose_docs, propose_files, propose_nix, propose_pins, propose_strings
+from pinshift.infer import propose_docs, propose_files, propose_nix, propose_pins, propose_rewrite, propose_strings
 from pinshift.infer.candidates import Setting, draft_message, literal, literal_value, writable
 from pinshift.infer.coverage import Coverage, corrupted, measure, planned_files, recipe_origins
 from pinshift.infer.group_globs import describe
@@ -36,13 +36,16 @@ from pinshift.recipes.recipe import DEFAULT_FILES, parse_recipe, validate_recipe
 from pinshift.planning.runner import plan_recipe
 
 # The order steps are tried in, and the order they run in: files move first (later steps see the
-# new names), then whole-file conversions, pins, names, bindings, strings, markers, documents.
+# new names), then whole-file conversions, pins, rewrite patterns for changes of shape no other kind
+# makes (before a rename takes one word of them), names, bindings, strings, markers, documents, and
+# last rewrite patterns for what no other kind explained.
 PHASES = (
     ("rename-files", propose_files.propose_renames),
     ("clone-files", propose_files.propose_clones),
     ("remove-files", propose_files.propose_removals),
     ("pin-nixpkgs", propose_pins.propose_pin_nixpkgs),
     ("pin-swap", propose_pins.propose_pin_swaps),
+    ("rewrite", propose_rewrite.propose_shape_rewrites),  # a change of shape no other kind makes
     ("rename-attr", propose_nix.propose_attr_renames),
     ("rename-binding", propose_nix.propose_binding_renames),
     ("set-binding", propose_nix.propose_bindings),
@@ -50,6 +53,7 @@ PHASES = (
     ("metadata-rev", propose_nix.propose_metadata_revs),
     ("readme-branch-table", propose_docs.propose_readme_tables),
     ("python-constant", propose_docs.propose_python_constants),
+    ("rewrite", propose_rewrite.propose_rewrites),  # last: a pattern only for what no other kind explained
 )
 
 
