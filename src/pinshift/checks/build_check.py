@@ -305,13 +305,18 @@ def check_key(tree, plan: Plan, intents: dict[int, tuple[str, ...] | None], allo
         declared = intents.get(step.index)
         head = (step.index, step.kind, None if declared is None else list(declared))
         digest.update(b"\1" + json.dumps(head, ensure_ascii=False).encode("utf-8", "surrogateescape"))
+        parts = []  # each field ends with a NUL, which no path holds (git's); None is told apart by its tag
         for change in step.changed:
-            moved = (change.path, change.old_path, change.source, change.removed)
-            digest.update(b"\2" + json.dumps(moved, ensure_ascii=False).encode("utf-8", "surrogateescape"))
+            parts.append(f"\2{change.path}\0{_maybe(change.old_path)}\0{_maybe(change.source)}\0{change.removed:d}\0")
         for change in iter_tree_changes(step):
             written = "-" if change.data is None else blob_id(change.data)
-            digest.update(f"\3{change.path}\0{written}\0{change.mode}".encode("utf-8", "surrogateescape"))
+            parts.append(f"\3{change.path}\0{written}\0{_maybe(change.mode)}\0")
+        digest.update("".join(parts).encode("utf-8", "surrogateescape"))
     return digest.digest()[:20]
+
+
+def _maybe(text: str | None) -> str:
+    return "n" if text is None else "s" + text
 
 
 def _recall(value: Any, plan: Plan, result: BuildsCheck) -> bool:
