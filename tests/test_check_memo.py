@@ -172,3 +172,24 @@ def test_a_poisoned_result_runs_nothing_and_is_checked_afresh(make_repo, run_cli
     poisoned = runs(run_cli, root, path)
     assert not marker.exists()
     assert poisoned["json"][4] == {"checked": 1} and reports(poisoned) == off
+
+
+@pytest.mark.parametrize("mode", [0o770, 0o777, None], ids=["0770", "0777", "link"])
+def test_a_check_cache_folder_others_can_write_is_not_used(make_repo, run_cli, tmp_path, cache, monkeypatch, mode):
+    import json
+
+    from test_security_cache_folders import FOLLOWS, _shared, _why
+
+    root = make_repo(fixture_files("overlay"))
+    path = recipe(tmp_path, binding("doCheck", "false"), RENAME)
+    off = json.loads(fresh(run_cli, monkeypatch, root, path)["json"][1])
+    folder = _shared(cache, "checks", mode, tmp_path)
+    for _ in range(2):  # never stored, so never recalled
+        found = runs(run_cli, root, path)
+        assert found["json"][4] == {"checked": 1}
+        data = json.loads(found["json"][1])
+        why = f"{folder} is a symbolic link" if mode is None else _why(folder, mode)
+        assert data["builds"]["notes"] == [*off["builds"]["notes"], f"the check cache is not used: {why}{FOLLOWS}"]
+        data["builds"]["notes"] = off["builds"]["notes"]
+        assert data == off
+        assert list(folder.iterdir()) == []

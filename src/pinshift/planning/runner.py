@@ -532,8 +532,8 @@ def _file_run(files: WorkingSet, segment: Sequence[StepJob], memo: "plan_memo.Se
     """What the pool runs on one path of a segment: read it (unless given), then `process_file`.
 
     With a memo, the result is a `_Memoized` (the results as the memo stores them, pinshift.files.data_codec's
-    data, looked up by the bytes' blob id or planned and encoded here, in the worker); `_run_segment` decodes and
-    records it. (The `_Memoized` itself reaches the parent through the pool's own pipe, private to the two
+    data, looked up by the bytes' blob id or planned and encoded here, in the worker, which appends a new plan to
+    the memo itself when it can and sends the results instead); `_run_segment` decodes and records it. (The `_Memoized` itself reaches the parent through the pool's own pipe, private to the two
     processes; only its payload, data, is ever written to disk.)
     """
 
@@ -558,7 +558,11 @@ def _file_run(files: WorkingSet, segment: Sequence[StepJob], memo: "plan_memo.Se
         if payload is None:  # a value the memo's codec does not keep: planned, not remembered
             return results
         # in the parent (no pool), the results themselves go along: no need to decode what was just encoded
-        return _Memoized(key, payload, True, results if os.getpid() == parent else None)
+        if os.getpid() == parent:
+            return _Memoized(key, payload, True, results)
+        if memo.append(key, payload):  # a worker stores its plan itself, and sends the results, not the payload
+            return _Memoized(key, b"", True, results, written=True)
+        return _Memoized(key, payload, True)
 
     return run
 
@@ -568,7 +572,8 @@ class _Memoized:
     key: bytes
     payload: bytes  # plan_memo.encode(results): data, never a pickle
     fresh: bool  # planned now (else looked up)
-    results: list | None = None  # the results themselves, when planned in this process
+    results: list | None = None  # the results themselves, when planned in this process or written by a worker
+    written: bool = False  # a worker appended it to the memo itself (plan_memo.Segment.append)
 
 
 def _applicability(segment: Sequence[StepJob], paths: Sequence[str]) -> dict[str, tuple[bool, ...]]:
@@ -638,7 +643,9 @@ def _run_segment(files: WorkingSet, jobs: list[StepJob], positions: list[int], a
     run = _file_run(files, segment, memo, prints, applies)
     # closed here whatever happens (Ctrl-C in this loop included): a pool left to the garbage collector
     # would be shut down by whichever thread collects it, its own manager thread too (which cannot join itself)
-    with contextlib.closing(pool.process_files(files, todo, run, options)) as planned:
+    forked = pool.worker_count(options, len(todo)) > 1  # forked workers append their new plans to the memo themselves
+    with options.memo.appending(memo) if forked else contextlib.nullcontext(), \
+            contextlib.closing(pool.process_files(files, todo, run, options)) as planned:
         return _merge_remembered(files, segment, memo, paths, known, planned, options)
 
 
@@ -656,7 +663,7 @@ def _merge_remembered(files: WorkingSet, segment: list[StepJob], memo: "plan_mem
         if isinstance(result, _Memoized):
             found = result.results if result.results is not None else plan_memo.decode(result.payload, len(segment))
             if result.fresh:
-                memo.record(result.key, result.payload)
+                memo.written(result.key) if result.written else memo.record(result.key, result.payload)
                 options.memo.misses += 1
             elif found is None:  # a damaged entry a worker found: plan the file here
                 memo.forget(result.key)
