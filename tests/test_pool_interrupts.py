@@ -92,13 +92,14 @@ class SignalOnFirstRecord(plan_memo.PlanMemo):
 
     def segment(self, shape: str):
         segment = super().segment(shape)
-        record = segment.record
+        for name in ("record", "written"):  # a plan sent to the parent, or one a worker stored itself
+            original = getattr(segment, name)
 
-        def record_then_interrupt(key, payload):
-            record(key, payload)
-            os.kill(os.getpid(), signal.SIGINT)
+            def then_interrupt(*args, original=original):
+                original(*args)
+                os.kill(os.getpid(), signal.SIGINT)
 
-        segment.record = record_then_interrupt
+            setattr(segment, name, then_interrupt)
         return segment
 
 

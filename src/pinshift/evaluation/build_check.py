@@ -29,7 +29,10 @@ from __future__ import annotations
 # Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
 
 import fnmatch
+import hashlib
+import json
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,7 +41,7 @@ from pinshift.evaluation.build_changes import Change, RecipeDiff, change_words, 
 from pinshift.evaluation.build_diff import EvaluationStats, evaluate_snapshots
 from pinshift.evaluation.evaluation import Evaluation, find_nix
 from pinshift.evaluation.snapshots import Scratch, Snapshot
-from pinshift.evaluation.summary_memo import SummaryMemo
+from pinshift.evaluation.summary_memo import CheckMemo, SummaryMemo, of_the_tree, usable_name
 from pinshift.facts.recipe_set import FLOX_RECIPE_FILES, build_recipe_paths
 from pinshift.planning.plan import FileChange, Outcome, Plan, StepPlan, Warning, iter_tree_changes
 
@@ -51,6 +54,9 @@ SLOW_SECONDS = 20.0  # an evaluation this long is worth a word on how to avoid i
 RECIPE_FILES = FLOX_RECIPE_FILES  # one definition: pinshift.facts.recipe_set
 NO_RECIPES = ("what the recipes build was not checked: no file here is a Flox recipe (.flox/pkgs/**/*.nix), "
               "so nothing builds to evaluate")
+# this process's whole results found remembered ("recalled") and checked afresh ("checked"), as
+# pinshift.evaluation.evaluation.EVALUATED counts evaluations (tests read it)
+RECALLED: Counter[str] = Counter()
 TURNED_OFF = ("what the recipes build was not checked (--no-build-check): a step that breaks a recipe's evaluation "
               "or changes more than its kind intends is not caught")
 
@@ -196,7 +202,15 @@ def check_plan(tree, plan: Plan, intents: dict[int, tuple[str, ...] | None], all
         plan.builds = result
         return result
     result = BuildsCheck(True, allow_broken=allow_broken)
-    memo = SummaryMemo.open(nix, note)
+    name = usable_name(nix, note)
+    remembered = CheckMemo.open(name, note) if nixpkgs is None else None
+    key = check_key(tree, plan, intents, allow_broken) if remembered is not None else None
+    if key is not None and _recall(remembered.lookup(key), plan, result):
+        RECALLED["recalled"] += 1
+        return _finish(plan, intents, result)
+    RECALLED["checked"] += 1
+    added = [len(step.files) for step in plan.steps]  # what the check appends to each step follows these
+    memo = SummaryMemo(name)
     with Scratch(files=len(tree.paths()) * (1 + len(plan.steps))) as scratch:
         states = [scratch.commit("start", tree)]
         written: list[set[str]] = []
@@ -241,6 +255,9 @@ def check_plan(tree, plan: Plan, intents: dict[int, tuple[str, ...] | None], all
             if change.removed:
                 origin.pop(change.path, None)
     _overall(states[0], states[-1], origin, evaluations, result, seen)
+    if key is not None and all(of_the_tree(evaluation) for evaluation in evaluations.values()):
+        remembered.remember(key, (result.recipes, result.keys, result.broken,
+                                  [step.files[count:] for step, count in zip(plan.steps, added)]))
     if real is not None:
         from pinshift.evaluation.real_check import real_diffs, refuse_real_breaks
 
@@ -249,6 +266,11 @@ def check_plan(tree, plan: Plan, intents: dict[int, tuple[str, ...] | None], all
         if broken and allow_broken:
             result.notes.append(f"--allow-broken: {len(broken)} recipe{'s' if len(broken) != 1 else ''} no longer "
                                 "evaluate at their real pins")
+    return _finish(plan, intents, result)
+
+
+def _finish(plan: Plan, intents: dict[int, tuple[str, ...] | None], result: BuildsCheck) -> BuildsCheck:
+    """The check's notes (a run that found its result remembered evaluated nothing, so it has no slow note)."""
     for step in plan.steps:
         if intents.get(step.index) is None and step.changed:
             result.notes.append(f"step {step.index} ({step.kind}) declares no BUILD_CHANGES: what it changes in the "
@@ -256,13 +278,65 @@ def check_plan(tree, plan: Plan, intents: dict[int, tuple[str, ...] | None], all
     if result.stats.seconds >= SLOW_SECONDS:
         result.notes.append(f"evaluating {result.stats.evaluated:,} recipe states took {result.stats.seconds:.0f} s "
                             "(a run with the same files remembers them; --no-build-check skips the check)")
-    if result.broken and allow_broken:
+    if result.broken and result.allow_broken:
         count = sum(len(found) for found in result.broken.values())
         steps = ", ".join(str(index) for index in sorted(result.broken))
         result.notes.append(f"--allow-broken: {count} recipe{'s' if count != 1 else ''} no longer evaluate "
                             f"(broken by step {steps})")
     plan.builds = result
     return result
+
+
+# --- the whole result, remembered (pinshift.evaluation.summary_memo.CheckMemo) -----------------------------------------
+
+
+def check_key(tree, plan: Plan, intents: dict[int, tuple[str, ...] | None], allow_broken: bool) -> bytes:
+    """A digest of everything the check's result depends on but the code, the stand-in and Nix (the store's name
+    holds those): the start tree's entries (path, git mode, blob id) and size limit; per step its index, kind,
+    intent, the files it changed (path, where it came from, removed) and the bytes it writes (blob ids); and
+    --allow-broken. Two plans with one key write the same trees and are judged by the same intents."""
+    from pinshift.planning.memo import blob_id
+
+    digest = hashlib.sha256(b"pinshift-check/1\0%d\0%d\0" % (bool(allow_broken), len(plan.steps)))
+    digest.update(repr(getattr(tree, "max_bytes", None)).encode() + b"\0")
+    for path in tree.paths():
+        digest.update(f"{path}\0{tree.mode(path)}\0{tree.blob_id(path)}\n".encode("utf-8", "surrogateescape"))
+    for step in plan.steps:
+        declared = intents.get(step.index)
+        head = (step.index, step.kind, None if declared is None else list(declared))
+        digest.update(b"\1" + json.dumps(head, ensure_ascii=False).encode("utf-8", "surrogateescape"))
+        parts = []  # each field ends with a NUL, which no path holds (git's); None is told apart by its tag
+        for change in step.changed:
+            parts.append(f"\2{change.path}\0{_maybe(change.old_path)}\0{_maybe(change.source)}\0{change.removed:d}\0")
+        for change in iter_tree_changes(step):
+            written = "-" if change.data is None else blob_id(change.data)
+            parts.append(f"\3{change.path}\0{written}\0{_maybe(change.mode)}\0")
+        digest.update("".join(parts).encode("utf-8", "surrogateescape"))
+    return digest.digest()[:20]
+
+
+def _maybe(text: str | None) -> str:
+    return "n" if text is None else "s" + text
+
+
+def _recall(value: Any, plan: Plan, result: BuildsCheck) -> bool:
+    """Put a remembered result (`CheckMemo.lookup`) into `result` and `plan`'s steps; False (nothing touched) when
+    there is none or it is not of this plan's shape."""
+    if not isinstance(value, tuple) or len(value) != 4:
+        return False
+    recipes, keys, broken, files = value
+    if not (isinstance(recipes, list) and all(isinstance(r, RecipeDiff) for r in recipes)
+            and isinstance(keys, dict) and all(isinstance(k, str) and isinstance(v, tuple) for k, v in keys.items())
+            and isinstance(broken, dict) and all(isinstance(k, int) and isinstance(v, list)
+                                                  and all(isinstance(r, RecipeDiff) for r in v)
+                                                  for k, v in broken.items())
+            and isinstance(files, list) and len(files) == len(plan.steps)
+            and all(isinstance(f, list) and all(isinstance(c, FileChange) for c in f) for f in files)):
+        return False
+    result.recipes, result.keys, result.broken = recipes, keys, broken
+    for step, appended in zip(plan.steps, files):
+        step.files.extend(appended)
+    return True
 
 
 def recipe_paths(paths: Sequence[str]) -> list[str]:

@@ -94,6 +94,22 @@ def store_name(nix: str) -> str:
     return f"{plan_memo.install_id()}-{fingerprint(nix)}.store"
 
 
+def usable_name(nix: str, note: Callable[[str], None] | None = None) -> str | None:
+    """The store's name (`store_name`), or None when PINSHIFT_CACHE is off or the cache must not be used (`note`
+    receives why, once)."""
+    from pinshift.planning import memo as plan_memo
+
+    if not plan_memo.enabled():
+        return None
+    try:
+        name = store_name(nix)
+    except (OSError, ImportError):
+        return None
+    if not record_store.usable(DIRECTORY, "the summary cache", note):
+        return None
+    return name
+
+
 class SummaryMemo:
     """Evaluations remembered in this run and, unless `name` is None, in the store (pinshift.files.record_store)."""
 
@@ -106,17 +122,7 @@ class SummaryMemo:
 
     @classmethod
     def open(cls, nix: str, note: Callable[[str], None] | None = None) -> "SummaryMemo":
-        from pinshift.planning import memo as plan_memo
-
-        if not plan_memo.enabled():
-            return cls(None)
-        try:
-            name = store_name(nix)
-        except (OSError, ImportError):
-            return cls(None)
-        if not record_store.usable(DIRECTORY, "the summary cache", note):
-            return cls(None)
-        return cls(name)
+        return cls(usable_name(nix, note))
 
     def lookup(self, path: str, blob: str, fingerprint_of: Callable[[str], str | None]) -> Evaluation | None:
         """The evaluation of (path, blob) whose reads are all as `fingerprint_of` says they are now, or None."""
@@ -160,3 +166,71 @@ class SummaryMemo:
             return
         if self.store.save((key, payload) for key, payloads in self.new.items() for payload in payloads):
             self.new.clear()
+
+
+# --- whole results of migrate's check ---------------------------------------------------------------------------------
+#
+# A second identical `migrate --dry-run` asks the same question of the same trees: the check's whole result (each
+# recipe's start-to-last comparison, the groups' keys, the recipes each step broke, the warnings and refusals the
+# check added to the steps) is remembered under `pinshift.evaluation.build_check.check_key`, a digest of every byte it
+# depends on: the start tree's entries (path, mode, blob id) and size limit, each step's kind, index, intent and
+# file changes (new blob ids, renames, removals), --allow-broken. The store's name carries the summaries' fingerprint
+# (pinshift's code, the stand-in, nix-instantiate's version), so a changed pinshift, stand-in or Nix never reads an
+# old result. A result is stored only when every evaluation it used is `of_the_tree`; nothing a recipe says is in
+# the key but through its blob id. Kept in `$XDG_CACHE_HOME/pinshift/checks/<install>-<fingerprint>.store`, one
+# record a result (magic `PC`, the payload pinshift.files.data_codec's data: JSON that can only make the classes
+# below, never code), by the rules of the summary store above.
+
+CHECK_FORMAT = b"pinshift-checks/1\n"
+CHECK_DIRECTORY = "checks"
+CHECK_MAX_BYTES = 16 * 1024 * 1024  # read whole by each run: kept small (a 40,000-recipe result is a few MB)
+_CHECK_CODEC = None
+
+
+def _check_codec():
+    global _CHECK_CODEC
+    if _CHECK_CODEC is None:
+        from pinshift.evaluation.build_changes import Change, RecipeDiff
+        from pinshift.files.data_codec import Codec
+        from pinshift.planning.plan import DERIVED, AppliedEdit, FileChange, Outcome, Warning
+
+        _CHECK_CODEC = Codec((RecipeDiff, Change, FileChange, Outcome, Warning, AppliedEdit), {"DERIVED": DERIVED})
+    return _CHECK_CODEC
+
+
+class CheckMemo:
+    """Whole results of migrate's build check, by `check_key` (above); `open` gives None when there is no store."""
+
+    def __init__(self, name: str):
+        self.store = RecordStore(CHECK_DIRECTORY, name, CHECK_FORMAT, b"PC", CHECK_MAX_BYTES)
+
+    @classmethod
+    def open(cls, name: str | None, note: Callable[[str], None] | None = None) -> "CheckMemo | None":
+        """The store of the summaries' `name` (`usable_name`), or None (no cache, or an unsafe directory: `note`)."""
+        if name is None or not record_store.usable(CHECK_DIRECTORY, "the check cache", note):
+            return None
+        return cls(name)
+
+    def lookup(self, key: bytes):
+        """The value `remember` stored under `key` (the newest that decodes), or None."""
+        from pinshift.files.data_codec import Undecodable
+
+        for where, payload in reversed(list(self.store.payloads(key))):
+            try:
+                value = _check_codec().decode(payload)
+            except Undecodable:
+                continue
+            self.store.use(where)
+            return value
+        return None
+
+    def remember(self, key: bytes, value) -> None:
+        """Store `value` under `key` now; a value the codec does not keep, or a store that cannot be written, is not
+        remembered (it only costs the next run its time)."""
+        from pinshift.files.data_codec import Unencodable
+
+        try:
+            payload = _check_codec().encode(value)
+        except Unencodable:
+            return
+        self.store.save([(key, payload)])

@@ -50,8 +50,9 @@ class RecordStore:
     """The store `name` (`<16 hex install>-<32 hex fingerprint>.store`) in the cache directory `directory`; None
     `name`: nothing is kept."""
 
-    def __init__(self, directory: str, name: str | None, format: bytes, magic: bytes):
+    def __init__(self, directory: str, name: str | None, format: bytes, magic: bytes, max_bytes: int = MAX_BYTES):
         self.directory, self.name, self.format, self.magic = directory, name, format, magic
+        self.max_bytes = max_bytes  # beyond it, a save rewrites the store with only the records this run used
         self.data = b""
         self.index: dict[bytes, list[Where]] = {}  # key -> where its payloads are, in the order written
         self.valid_end = 0  # where the last whole record ends
@@ -110,7 +111,7 @@ class RecordStore:
                 if not cache_dir.regular_or_absent(self.name, directory):
                     return False
                 damaged = bool(self.data) and self.valid_end < len(self.data)
-                if not self.data or damaged or len(self.data) + len(records) > MAX_BYTES:
+                if not self.data or damaged or len(self.data) + len(records) > self.max_bytes:
                     self._rewrite(records, directory)
                 else:
                     descriptor = cache_dir.open_regular(self.name, os.O_WRONLY | os.O_APPEND, directory)
@@ -128,7 +129,7 @@ class RecordStore:
     def _rewrite(self, records: bytes, directory: int) -> None:
         """The store with only the records this run used and made, replacing the old one at once."""
         kept = []
-        if self.data and len(self.data) + len(records) <= MAX_BYTES:
+        if self.data and len(self.data) + len(records) <= self.max_bytes:
             kept = [self.data[len(self.format):self.valid_end]]  # a damaged end: the whole records before it
         else:
             for start, length in sorted(self.used):

@@ -67,6 +67,13 @@ def visible_bytes(text: str, json: bool = False) -> str:
         >>> visible_bytes('"bad\\udcff.nix"', json=True)
         '"bad\\\\\\\\xff.nix"'
     """
+    if text.isascii():  # the common case, in C: nothing to show (a megabyte of report in a millisecond)
+        return text
+    try:
+        text.encode("utf-8")  # no surrogate at all (a lone one cannot be encoded)
+        return text
+    except UnicodeEncodeError:
+        pass
     if json:
         return _SURROGATE.sub(lambda match: "\\" + _escape(match), text)
     return _SURROGATE.sub(_escape, text)

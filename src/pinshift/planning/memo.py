@@ -31,8 +31,11 @@ When a run saves, it removes the files pinshift wrote in this install's director
 fingerprints, and in any other directory of pinshift's names (another install's, or the pickle
 formats' `<code fingerprint>` alone) no run used for a month (`cache_dir.stale`; a run marks its
 own directory used): two installs sharing one cache keep each other's current stores.
-`PINSHIFT_CACHE=off` turns it off. The runner only reads (`segment`, `lookup`) and records in
-memory; the command that ran it calls `save` when planning is over. A damaged or unreadable
+`PINSHIFT_CACHE=off` turns it off. The runner reads (`segment`, `lookup`) and records in memory;
+the command that ran it calls `save` when planning is over. Forked workers append the plans they
+make themselves (`PlanMemo.appending`: the file, made if missing, is opened for appending before
+the pool forks; each record is one `write`), so the parent receives their results, never a payload
+to decode; a file that is damaged or full has them send the plans to the parent instead. A damaged or unreadable
 entry is a miss, and so is anything but a regular file (a directory, a fifo, a link: opened
 without following or blocking, never written, never removed); a cache that cannot be written
 only costs the next run its time.
@@ -395,6 +398,8 @@ class Segment:
         self.stored = stored  # False: no cache directory to use (every key a miss, nothing saved)
         self.used: set[bytes] = set()
         self.new = NewPayloads()
+        self.appender: int | None = None  # open for appending while forked workers plan (`start_appending`)
+        self.appended = 0  # records the workers appended themselves this run
         if stored:
             self._load(directory)
 
@@ -458,7 +463,58 @@ class Segment:
         if self.descriptor is not None:
             os.close(self.descriptor)
             self.descriptor = None
+        self.stop_appending()
         self.new.close()
+
+    # --- forked workers append what they plan themselves: the parent never decodes a payload it did not need ---
+
+    def start_appending(self, directory: int) -> None:
+        """Open the file for appending, made (FORMAT) when missing, before a pool forks its workers, which inherit the
+        descriptor and append each new plan as one record (`append`): one `write` each, so records of several
+        processes (or runs) interleave only between records. Only a whole file with room left (MAX_BYTES) is
+        appended to; otherwise the workers send their plans to the parent, which saves them as before."""
+        if not self.stored or self.foreign or not self.intact or self.appender is not None \
+                or self.size + self.new.bytes >= MAX_BYTES:
+            return
+        name = self._name(directory)
+        try:
+            made = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600, dir_fd=directory)
+        except FileExistsError:
+            pass  # O_EXCL: a link in its place is not followed, and open_regular refuses it below
+        except OSError:
+            return
+        else:
+            try:
+                _write_all(made, FORMAT)
+            except OSError:
+                return
+            finally:
+                os.close(made)
+        try:
+            self.appender = cache_dir.open_regular(name, os.O_WRONLY | os.O_APPEND, directory)
+        except OSError:
+            self.appender = None
+
+    def append(self, key: bytes, payload: bytes) -> bool:
+        """In a forked worker: append one record (`start_appending`); False when there is no file to append to, or
+        the write failed (the plan then goes to the parent; a record cut short ends the index, and is rewritten)."""
+        if self.appender is None:
+            return False
+        try:
+            _write_all(self.appender, _RECORD.pack(key, len(payload)) + payload)
+        except OSError:
+            return False
+        return True
+
+    def stop_appending(self) -> None:
+        if self.appender is not None:
+            os.close(self.appender)
+            self.appender = None
+
+    def written(self, key: bytes) -> None:
+        """A plan a worker appended itself (`append`): used by this run, already stored."""
+        self.used.add(key)
+        self.appended += 1
 
     def record(self, key: bytes, payload: bytes) -> None:
         self.new[key] = payload
@@ -601,10 +657,25 @@ class PlanMemo:
             self.segments[shape] = segment
         return self.segments[shape]
 
+    @contextmanager
+    def appending(self, segment: Segment) -> Iterator[None]:
+        """While planning with forked workers: they append their new plans to `segment`'s file themselves
+        (`Segment.start_appending`); a cache that cannot be opened only sends them to this process instead."""
+        try:
+            with self._directories() as opened:
+                if opened is not None:
+                    segment.start_appending(opened[1])
+        except (OSError, cache_dir.CacheUnsafe):
+            pass
+        try:
+            yield
+        finally:
+            segment.stop_appending()
+
     def save(self) -> None:
         """Store every segment's new plans; a cache that cannot be written only costs the next run its time."""
         try:
-            if any(segment.new for segment in self.segments.values()):
+            if any(segment.new or segment.appended for segment in self.segments.values()):
                 with self._directories() as opened:
                     if opened is not None:
                         self._save(*opened)
@@ -616,7 +687,7 @@ class PlanMemo:
             self.segments.clear()  # a later run in this process (a fan-out's next base) reads them again, with these
 
     def _save(self, plans: int, directory: int) -> None:
-        saved = False
+        saved = any(segment.appended for segment in self.segments.values())
         for segment in self.segments.values():
             try:
                 if segment.new and segment.stored and not segment.foreign:

@@ -21,7 +21,8 @@ class Memoized:
     key: bytes
     payload: bytes  # plan_memo.encode(results): data, never a pickle
     fresh: bool  # planned now (else looked up)
-    results: list | None = None  # the results themselves, when planned in this process
+    results: list | None = None  # the results themselves, when planned in this process or written by a worker
+    written: bool = False  # a worker appended it to the memo itself (plan_memo.Segment.append)
 
 
 def memo_key(segment: Sequence[StepJob], prints: "plan_memo.SegmentPrint", applies: tuple[bool, ...], path: str,
@@ -67,7 +68,7 @@ def merge_remembered(files: WorkingSet, segment: list[StepJob], memo: "plan_memo
         if isinstance(result, Memoized):
             found = result.results if result.results is not None else plan_memo.decode(result.payload, len(segment))
             if result.fresh:
-                memo.record(result.key, result.payload)
+                memo.written(result.key) if result.written else memo.record(result.key, result.payload)
                 options.memo.misses += 1
             elif found is None:  # a damaged entry a worker found: plan the file here
                 memo.forget(result.key)

@@ -48,8 +48,8 @@ def _file_run(files: WorkingSet, segment: Sequence[StepJob], memo: "plan_memo.Se
     """What the pool runs on one path of a segment: read it (unless given), then `process_file`.
 
     With a memo, the result is a `Memoized` (the results as the memo stores them, pinshift.files.data_codec's
-    data, looked up by the bytes' blob id or planned and encoded here, in the worker); `run_segment` decodes and
-    records it. (The `Memoized` itself reaches the parent through the pool's own pipe, private to the two
+    data, looked up by the bytes' blob id or planned and encoded here, in the worker, which appends a new plan to
+    the memo itself when it can and sends the results instead); `run_segment` decodes and records it. (The `Memoized` itself reaches the parent through the pool's own pipe, private to the two
     processes; only its payload, data, is ever written to disk.)
     """
 
@@ -74,7 +74,11 @@ def _file_run(files: WorkingSet, segment: Sequence[StepJob], memo: "plan_memo.Se
         if payload is None:  # a value the memo's codec does not keep: planned, not remembered
             return results
         # in the parent (no pool), the results themselves go along: no need to decode what was just encoded
-        return Memoized(key, payload, True, results if os.getpid() == parent else None)
+        if os.getpid() == parent:
+            return Memoized(key, payload, True, results)
+        if memo.append(key, payload):  # a worker stores its plan itself, and sends the results, not the payload
+            return Memoized(key, b"", True, results, written=True)
+        return Memoized(key, payload, True)
 
     return run
 
@@ -117,5 +121,7 @@ def run_segment(files: WorkingSet, jobs: list[StepJob], positions: list[int], al
     run = _file_run(files, segment, memo, prints, applies)
     # closed here whatever happens (Ctrl-C in this loop included): a pool left to the garbage collector
     # would be shut down by whichever thread collects it, its own manager thread too (which cannot join itself)
-    with contextlib.closing(pool.process_files(files, todo, run, options)) as planned:
+    forked = pool.worker_count(options, len(todo)) > 1  # forked workers append their new plans to the memo themselves
+    with options.memo.appending(memo) if forked else contextlib.nullcontext(), \
+            contextlib.closing(pool.process_files(files, todo, run, options)) as planned:
         return merge_remembered(files, segment, memo, paths, known, planned, options)

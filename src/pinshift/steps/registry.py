@@ -20,7 +20,7 @@ import os
 import pkgutil
 import sys
 import types
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 from pinshift.errors import NotTrusted, StepScriptError, UsageError
@@ -39,18 +39,41 @@ def _kind_from_module(module: types.ModuleType, origin: str, script: Path | None
     return StepKind(name=name, module=module, origin=origin, script=script)
 
 
-def bundled_kinds() -> dict[str, StepKind]:
-    """The step kinds shipped in pinshift's `migrations/` package."""
-    import pinshift.migrations as package
+class BundledKinds(Mapping):
+    """The step kinds shipped in pinshift's `migrations/` package, by name; each module is imported when its kind is
+    first asked for (start-up imports only the kinds a recipe uses). A kind's name is its module's with `-` for `_`
+    (`pin_swap` is `pin-swap`), and its NAME must say so (tests/test_step_kinds_lazy.py)."""
 
-    kinds = {}
-    for info in pkgutil.iter_modules(package.__path__):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"pinshift.migrations.{info.name}")
-        kind = _kind_from_module(module, "bundled")
-        kinds[kind.name] = kind
-    return kinds
+    def __init__(self):
+        import pinshift.migrations as package
+
+        self._modules = {info.name.replace("_", "-"): info.name for info in pkgutil.iter_modules(package.__path__)
+                         if not info.name.startswith("_")}
+        self._kinds: dict[str, StepKind] = {}
+
+    def __getitem__(self, name: str) -> StepKind:
+        kind = self._kinds.get(name)
+        if kind is None:
+            module = importlib.import_module(f"pinshift.migrations.{self._modules[name]}")
+            kind = _kind_from_module(module, "bundled")
+            if kind.name != name:
+                raise RuntimeError(f"pinshift.migrations.{self._modules[name]}: NAME is {kind.name!r}, not {name!r}")
+            self._kinds[name] = kind
+        return kind
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self._modules))
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._modules
+
+
+def bundled_kinds() -> BundledKinds:
+    """The step kinds shipped in pinshift's `migrations/` package (imported as they are asked for)."""
+    return BundledKinds()
 
 
 def load_script(script: StepScript) -> StepKind:
