@@ -220,6 +220,24 @@ def test_a_fact_that_does_not_fit_a_parameter_stops_the_run(demo, tmp_path, run_
     assert snapshot(demo) == before
 
 
+def test_a_doc_step_with_no_file_needs_no_fact(demo, tmp_path, run_cli):
+    """The same unknown revision and a contradicted typed value, but the branch has no README: the step would
+    write nowhere, so the branch is made with the other steps, and the report says what went unchecked."""
+    path = recipe(tmp_path, 'CUDA = "13.0"')
+    text = open(path).read().replace('title = "Pin nixpkgs"\n', 'title = "Pin nixpkgs"\nfiles = [".flox/pkgs/*-cpu-*.nix"]\n')
+    open(path, "w").write(text)
+    git(demo, "rm", "-q", "README.md")
+    git(demo, "commit", "-qm", "no README")
+    result = run_cli("migrate", path, "--repo", str(demo))
+    assert result.exit_code == 0, result.output
+    assert "no file matches the step" in result.output
+    assert "{facts.revision} is not known: the recipes pin 2 revisions" in result.output
+    assert "columns.CUDA = \"13.0\", but the branch's recipes say cuda 12.9" in result.output
+    log = git(demo, "log", "--format=%s", "pytorch-facts").splitlines()
+    assert log[:2] == ["Use python313Packages", "Pin nixpkgs"]  # two commits, none for the README step
+    assert "README.md" not in git(demo, "ls-tree", "--name-only", "pytorch-facts")
+
+
 def test_show_prints_facts_as_written(run_cli):
     shown = run_cli("show", "pytorch-2.10-cuda12_9")
     assert shown.exit_code == 0, shown

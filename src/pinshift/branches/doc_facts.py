@@ -51,8 +51,9 @@ def plan_with_facts(migration, tree) -> Plan:
     facts, notes = _facts(migration, tree, planned)
     values = {name: fact.shown for name, fact in facts.items()}
     aliases = {facts[name].value for name in ("package", "attribute") if name in facts and facts[name].value}
+    paths = (PlannedTree(tree, planned) if planned is not None else tree).paths()
     for number in range(first, len(migration.steps) + 1):
-        _fill(migration, number, facts, values, aliases)
+        _fill(migration, number, facts, values, aliases, _touches_a_file(migration, number, paths))
     if notes:
         migration.notes.setdefault(first, [])[:0] = notes
     if planned is not None:
@@ -135,7 +136,18 @@ def _facts(migration, tree, planned: Plan | None):
     return tree_facts({path: data for path, data in files.items() if data is not None}, checkout)
 
 
-def _fill(migration, number: int, facts, values: Mapping[str, str], aliases: set[str]) -> None:
+def _touches_a_file(migration, number: int, paths: list[str]) -> bool:
+    """Whether step `number` has a file to act on: one of the tree's paths (as the steps before leave it) matches
+    its files. A step with none plans nothing, so a fact it cannot take or a value the facts contradict is
+    no reason to stop the branch (the plan says the step changed nothing, as without facts)."""
+    from pinshift.files.globs import matches
+
+    step = migration.steps[number - 1][0]
+    globs = migration.recipe.files_for(step)
+    return any(matches(path, globs) for path in paths)
+
+
+def _fill(migration, number: int, facts, values: Mapping[str, str], aliases: set[str], touches: bool = True) -> None:
     from pinshift.status.branch_facts import contradiction, judge, unchecked
 
     step, kind, params = migration.steps[number - 1]
@@ -156,16 +168,21 @@ def _fill(migration, number: int, facts, values: Mapping[str, str], aliases: set
         except (ParamError, PinshiftError) as error:
             unknown = [name for name in step.facts if facts[name].value is None]
             why = f" ({', '.join(f'{{facts.{n}}} is not known: {facts[n].source}' for n in unknown)})" if unknown else ""
-            raise StepFailed(f"{_who(migration)}: {where}: the facts do not fit its parameters: {error}{why}; "
-                             f"{_left(migration)}") from None
+            if touches:
+                raise StepFailed(f"{_who(migration)}: {where}: the facts do not fit its parameters: {error}{why}; "
+                                 f"{_left(migration)}") from None
+            # no file to write them into: the step plans nothing, with the sample values the recipe was checked with
+            notes.append(f"unchecked: the facts do not fit its parameters: {error}{why}; no file matches the step")
     else:
         raw = dict(step.params)
     for claim in kind.claims(params):
         if facts_in(_raw_value(step.params, claim.key)):
             continue  # the fact itself, not a typed value
         verdict = judge(claim, facts, aliases)
-        if verdict.state == "contradicted":
+        if verdict.state == "contradicted" and touches:
             raise StepFailed(f"{_who(migration)}: {where}: {contradiction(verdict)}; {_left(migration)}")
+        if verdict.state == "contradicted":  # nothing written: the value is claimed nowhere
+            notes.append(f"unchecked: {contradiction(verdict)}; no file matches the step")
         if verdict.state == "unchecked":
             notes.append(unchecked(verdict))
     filled = replace(step, params=raw, title=fill_facts(step.title, values), message=fill_facts(step.message, values),
