@@ -29,7 +29,7 @@
           packages = [
             (pkgs.python3.withPackages (python3Packages:
               self.packages.${system}.default.dependencies
-              ++ (with python3Packages; [ pytest hypothesis build pyyaml jsonschema gitpython setuptools wheel ])))
+              ++ (with python3Packages; [ pytest hypothesis build pyyaml jsonschema gitpython mypy setuptools wheel ])))
             pkgs.pre-commit # pyproject's test extras, with the Python ones above
             pkgs.git
             pkgs.nix

@@ -35,7 +35,7 @@ let
     tree-sitter-grammars = { tree-sitter-nix = pkg "python-tree-sitter-nix"; };
   } // builtins.listToAttrs (map (name: { inherit name; value = pkg name; }) [
     "setuptools" "wheel" "click" "gitpython" "libcst" "markdown-it-py" "tomlkit" "tree-sitter" "rich"
-    "pytest" "hypothesis" "build" "pyyaml" "jsonschema"
+    "pytest" "hypothesis" "build" "pyyaml" "jsonschema" "mypy"
   ]);
   getAt = set: name: set.${name};
 in {

@@ -279,8 +279,9 @@ def _overlay_version(doc: Document, resolver: Resolver, attribute: str, found: l
     return None
 
 
-def _scope_of(doc: Document, node: Node) -> str | None:
+def _scope_of(doc: Document, override: Node) -> str | None:
     """The package-set override an override sits in: `overrideScope`, `packageOverrides` or `overrides`."""
+    node: Node | None = override
     for _ in range(_CLIMB):
         node = node.parent
         if node is None:

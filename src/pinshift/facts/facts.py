@@ -38,6 +38,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from tree_sitter import Node
+
 from pinshift.facts.built import (
     Fact, Reach, own_version, python_of_reach, reach_of, result_expression, version_names,
 )
@@ -218,7 +220,8 @@ def _text(doc: Document, node) -> str:
 
 
 def _string(doc: Document, node) -> str | None:
-    value = string_value(doc, unwrap(node)) if node is not None else None
+    inner = unwrap(node)
+    value = string_value(doc, inner) if inner is not None else None
     return value.decode("utf-8", "replace") if value is not None else None
 
 
@@ -375,9 +378,9 @@ def _read_bindings(doc: Document, facts: RecipeFacts, found: list, resolver: Res
             facts.platforms = tuple(v.value for v in values or ())
             facts.platforms_offset = binding.value.start_byte
         elif name == "cudaSupport" and (facts.cuda_support is None or facts.cuda_support.value == "false"):
-            value = unwrap(binding.value)
-            if value is not None and value.type == "variable_expression" and doc.text(value) in (b"true", b"false"):
-                facts.cuda_support = Fact(_text(doc, value), value.start_byte, dotted)
+            literal = unwrap(binding.value)
+            if literal is not None and literal.type == "variable_expression" and doc.text(literal) in (b"true", b"false"):
+                facts.cuda_support = Fact(_text(doc, literal), literal.start_byte, dotted)
         elif name == "cudaPackages" and facts.cuda_overlay is None:
             _cuda_binding(doc, facts, binding, resolver)
         elif name == "flags" and len(binding.path) == 2 and binding.path[0] and binding.path[0] not in facts.flag_table:
@@ -440,12 +443,12 @@ def _read_strings(doc: Document, facts: RecipeFacts, resolver: Resolver) -> None
     """In build-phase strings: the catalog marker `echo N > $out/.metadata-rev`, `TORCH_CUDA_ARCH_LIST=…`
     and `-DCMAKE_CUDA_ARCHITECTURES=…` (a `${…}` value resolved), `lib.cmakeFeature "CMAKE_CUDA_ARCHITECTURES" x`,
     and `-m…` compiler flags when no binding gave the CPU flags. Only strings that spell one of these are read."""
-    found = {}
+    found: dict[int, Node] = {}
     for needle in _STRING_NEEDLES:
         for node in nodes_spelling(doc, needle):
-            string = node.parent if node.type == "string_fragment" else (node if node.type in STRING_TYPES else None)
-            if string is not None and string.type in STRING_TYPES:
-                found[string.id] = string
+            held = node.parent if node.type == "string_fragment" else (node if node.type in STRING_TYPES else None)
+            if held is not None and held.type in STRING_TYPES:
+                found[held.id] = held
     flags_seen = bool(facts.cpu_flags)
     for string in sorted((as_string(n) for n in found.values()), key=lambda s: s.node.start_byte):
         parts = string.parts
@@ -503,7 +506,8 @@ def _read_imports(doc: Document, facts: RecipeFacts) -> None:
     """Every `import ./x.nix …` or `callPackage ./x.nix …` (`imports`), the first (`imported`: a companion's
     PyTorch recipe), and the attributes selected from one (`(import ./lib/cpu-isa.nix).avx512`)."""
     imports, selected = [], []
-    for node in nodes_spelling(doc, b".nix"):
+    for spelling in nodes_spelling(doc, b".nix"):
+        node: Node | None = spelling
         while node is not None and node.type == "path_fragment":
             node = node.parent
         if node is None or node.type != "path_expression":

@@ -75,7 +75,8 @@ def _edited_lines(change: FileChange, before: bytes, after: bytes) -> list[list[
         if end < 0:
             return None  # the last line without a line break: the diff marks it, so let the diff say
         lines.append((start, end))
-    shift, runs, index = 0, [], 0
+    shift, index = 0, 0
+    runs: list[tuple[int, list[bytes], list[bytes]]] = []  # (first line number, old lines, new lines)
     for start, end in lines:  # the same lines of `after`: shifted by the edits before them
         while index < len(edits) and edits[index].start < start:
             shift += len(edits[index].after) - len(edits[index].before)
@@ -94,10 +95,10 @@ def _edited_lines(change: FileChange, before: bytes, after: bytes) -> list[list[
     if not runs:
         return None
     all_lines = before.split(b"\n")
-    for first, old, new in runs:
+    for first, removed, added in runs:
         # a diff may match a changed line with an equal one beside it (or inside the run) and slide the
         # hunk: where that is possible, let the real diff decide where the hunk lies
-        around = all_lines[max(first - 1, 0):first] + all_lines[first + len(old):first + len(old) + 1]
-        if set(old) & set(new) or (set(old) | set(new)) & set(around):
+        around = all_lines[max(first - 1, 0):first] + all_lines[first + len(removed):first + len(removed) + 1]
+        if set(removed) & set(added) or (set(removed) | set(added)) & set(around):
             return None
-    return [[b"-" + line for line in old] + [b"+" + line for line in new] for _, old, new in runs]
+    return [[b"-" + line for line in removed] + [b"+" + line for line in added] for _, removed, added in runs]

@@ -83,6 +83,7 @@ class Ancestry:
                 top = path[-1]
             while cursor.goto_first_child_for_byte(start) is not None:
                 child = cursor.node
+                assert child is not None  # a cursor that moved stands on a node
                 if not (child.start_byte <= start and end <= child.end_byte):
                     cursor.goto_parent()
                     break
@@ -104,6 +105,7 @@ class Ancestry:
         while cursor.goto_first_child_for_byte(start) is not None:
             self._budget -= 1
             child = cursor.node
+            assert child is not None  # a cursor that moved stands on a node
             if not (child.start_byte <= start and end <= child.end_byte):
                 return False
             self._parent[child.id] = above
@@ -120,6 +122,7 @@ class Ancestry:
         while True:
             if cursor.goto_first_child():
                 child = cursor.node
+                assert child is not None  # a cursor that moved stands on a node
                 record[child.id] = path[-1]
                 path.append(child)
                 continue
@@ -129,5 +132,6 @@ class Ancestry:
                     return
                 path.pop()
             sibling = cursor.node
+            assert sibling is not None  # a cursor that moved stands on a node
             path[-1] = sibling
             record[sibling.id] = path[-2]

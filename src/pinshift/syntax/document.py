@@ -21,8 +21,8 @@ from pinshift.syntax.ancestry import Ancestry
 from pinshift.syntax.language import nix_language, parser  # noqa: F401  (nix_language: for older imports)
 from pinshift.syntax.problems import Problem, find_problems
 from pinshift.syntax.reading import nix_end, nix_reading, read_as_is
+from pinshift.syntax.source import LINE_WIDTH
 
-LINE_WIDTH = 100  # bytes of a long source line a message shows, around the place it points at
 COUNTED = 8  # positions per document counted in the bytes before a line index is built
 EXACT_EDITS = 32  # up to this many edits are told to a tree one by one (see Document._moved_tree)
 _NEWLINE = re.compile(rb"\n")

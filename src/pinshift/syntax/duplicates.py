@@ -24,7 +24,7 @@ cannot conflict, so a container is only modelled for the names it repeats.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from tree_sitter import Node
@@ -144,9 +144,9 @@ class _Model:
                         found.setdefault(name, []).append((entry, None))
                     continue
                 for attr in _inherited(entry):
-                    name = static_name(self.data, attr)
-                    if name is not None:
-                        found.setdefault(name, []).append((entry, attr))
+                    inherited = static_name(self.data, attr)
+                    if inherited is not None:
+                        found.setdefault(inherited, []).append((entry, attr))
         return found
 
     def get(self, into: _Set, name: bytes) -> Call[_Def | None]:
@@ -247,6 +247,7 @@ def attribute_duplicates(data: bytes, container: Node, indexes: dict[int, Index]
         return []
     seen: set[bytes] = set()
     repeated: set[bytes] = set()
+    names: Sequence[bytes]
     for entry in binding_set.named_children:
         kind = entry.type
         if kind == "binding":
@@ -284,8 +285,8 @@ def formal_duplicates(data: bytes, function: Node) -> list[tuple[Node, bytes]]:
     seen: set[bytes] = set()
     found = []
     for identifier in sorted(identifiers, key=lambda n: n.start_byte):
-        name = data[identifier.start_byte : identifier.end_byte]
-        if name in seen:
-            found.append((identifier, name))
-        seen.add(name)
+        spelled = data[identifier.start_byte : identifier.end_byte]
+        if spelled in seen:
+            found.append((identifier, spelled))
+        seen.add(spelled)
     return found

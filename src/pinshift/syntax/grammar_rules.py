@@ -63,7 +63,7 @@ def grammar_findings(doc: Source, captures: Mapping[str, Sequence[Node]]) -> Ite
                 yield node.start_byte, f"syntax error: unexpected keyword '{word}' as an attribute name", ""
         elif word != "or":
             yield node.start_byte, f"syntax error: unexpected keyword '{word}' (a keyword is not a name)", ""
-        elif kind == "variable_expression":
+        elif kind == "variable_expression" and holder is not None:  # (a kind is only read of a holder)
             or_variables.append(holder)
         else:  # a formal, an argument, an @ name
             yield node.start_byte, "syntax error: unexpected keyword 'or' (it cannot name an argument)", ""

@@ -86,7 +86,9 @@ def _after_blanks(data: bytes, offset: int, end: int) -> int:
         if byte in _BLANKS:
             offset += 1
         elif byte == 0x23:  # `#` to the end of the line (a CR ends it too, for Nix)
-            offset = _LINE_COMMENT.match(data, offset, end).end()
+            comment = _LINE_COMMENT.match(data, offset, end)
+            assert comment is not None  # the pattern matches `#` alone
+            offset = comment.end()
         elif data.startswith(b"/*", offset):
             close = data.find(b"*/", offset + 2, end)
             offset = end if close < 0 else close + 2

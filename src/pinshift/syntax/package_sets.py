@@ -113,7 +113,8 @@ def _callee_name(doc: Document, function: Node | None) -> str | None:
     if function.type == "variable_expression":
         return doc.text(function).decode("utf-8", "surrogateescape")
     if function.type == "select_expression":
-        attrs = function.child_by_field_name("attrpath").children_by_field_name("attr")
+        attrpath = function.child_by_field_name("attrpath")
+        attrs = attrpath.children_by_field_name("attr") if attrpath is not None else []
         return name_of(doc, attrs[-1]) if attrs else None
     return None
 
@@ -179,7 +180,8 @@ class PackageSets:
     def is_set_argument(self, variable: Node) -> bool:
         """Whether a variable is an overlay's `final`/`prev` or packageOverrides' `pkgs` argument."""
         binder = binder_of(self.doc, variable)
-        return binder.kind in ("argument", "formal") and binder.scope.id in self._by_function
+        return (binder.kind in ("argument", "formal") and binder.scope is not None
+                and binder.scope.id in self._by_function)
 
     # --- following an expression --------------------------------------------------------
 
@@ -205,7 +207,8 @@ class PackageSets:
         if expr is None or expr.type != "variable_expression":
             return None
         binder = binder_of(self.doc, expr)
-        constructions = self._by_function.get(binder.scope.id) if binder.kind in ("argument", "formal") else None
+        bound = binder.kind in ("argument", "formal") and binder.scope is not None
+        constructions = self._by_function.get(binder.scope.id) if bound and binder.scope else None
         return tuple(id(c) for c in constructions) if constructions else None
     # `_layers`, `_construction_layers` and `_functions` recurse as deep as the file nests (`let in` 1,000
     # times, 1,000 overlays joined by `++`): generators that yield each call they make, run by stackless.run.
@@ -233,7 +236,7 @@ class PackageSets:
             binder = binder_of(self.doc, expr)
             if binder.kind in ("let", "rec"):
                 found += yield self._layers(bound_value(self.doc, binder), kind, seen, opaque)
-            elif binder.kind in ("argument", "formal"):
+            elif binder.kind in ("argument", "formal") and binder.scope is not None:
                 for construction in self._by_function.get(binder.scope.id, ()):
                     found += yield self._construction_layers(construction, seen, opaque)
         elif kind_of == "apply_expression" and _callee_name(self.doc, expr) == "optionalAttrs":
@@ -241,7 +244,7 @@ class PackageSets:
         return found
 
     def _construction_layers(self, construction: _Construction, seen: set[int], opaque: list[Node]) -> Call[list[Layer]]:
-        found = []
+        found: list[Layer] = []
         elsewhere = construction.site.type != "apply_expression"
         for depth, kind, functions in ((2, "overlay", construction.overlays),
                                        (1, "packageOverrides", construction.overrides)):
@@ -275,8 +278,10 @@ class PackageSets:
                 self._add_overlays(self._construction(_site(self.doc, args)), value)
         for node in nodes_spelling(self.doc, b"packageOverrides"):
             value, args = self._named_value(node, "packageOverrides", under="config")
-            construction = self._construction(_site(self.doc, args)) if value is not None and args is not None else None
-            for function in run(self._functions(value, set(), construction.opaque)) if construction else ():
+            if value is None or args is None:
+                continue
+            construction = self._construction(_site(self.doc, args))
+            for function in run(self._functions(value, set(), construction.opaque)):
                 construction.overrides.append(function)
                 self._by_function.setdefault(function.id, []).append(construction)
         for method in (b"extend", b"appendOverlays"):
@@ -317,13 +322,14 @@ class PackageSets:
             outer = ancestry.parent(container)
             while outer is not None and outer.type == "parenthesized_expression":
                 outer = ancestry.parent(outer)
-            if outer is not None and outer.type == "binding":
-                outer_attrs = [name_of(self.doc, a) for a in outer.child_by_field_name("attrpath").children_by_field_name("attr")]
+            outer_path = outer.child_by_field_name("attrpath") if outer is not None and outer.type == "binding" else None
+            if outer is not None and outer_path is not None:
+                outer_attrs = [name_of(self.doc, a) for a in outer_path.children_by_field_name("attr")]
                 if outer_attrs == [under] and unwrap(outer.child_by_field_name("expression")) == container:
                     container = _container(self.doc, outer)
         return binding.child_by_field_name("expression"), container
 
-    def _add_overlays(self, construction: _Construction, value: Node) -> None:
+    def _add_overlays(self, construction: _Construction, value: Node | None) -> None:
         for function in run(self._functions(value, set(), construction.opaque)):
             construction.overlays.append(function)
             self._by_function.setdefault(function.id, []).append(construction)
@@ -377,7 +383,8 @@ class PackageSets:
             return left + (yield self._functions(expr.child_by_field_name("right"), seen, opaque))
         callee = _callee_name(self.doc, expr) if expr.type == "apply_expression" else None
         if callee in _COMBINATORS:
-            arguments, call = [], expr
+            arguments: list[Node | None] = []
+            call: Node | None = expr
             while call is not None and call.type == "apply_expression":
                 arguments.insert(0, call.child_by_field_name("argument"))
                 call = unwrap(call.child_by_field_name("function"))
@@ -410,7 +417,9 @@ def _site(doc: Document, args: Node) -> Node:
 
 def _overlay_shaped(node: Node | None) -> bool:
     """`final: prev: BODY`: two plain arguments (a Flox recipe's `{ pkgs, ... }:` is not an overlay)."""
-    inner = unwrap(node.child_by_field_name("body")) if node is not None and node.type == "function_expression" else None
+    if node is None or node.type != "function_expression":
+        return False
+    inner = unwrap(node.child_by_field_name("body"))
     return (inner is not None and inner.type == "function_expression"
             and node.child_by_field_name("formals") is None and inner.child_by_field_name("formals") is None)
 
@@ -434,7 +443,7 @@ def definition_read(doc: Document, name: str) -> tuple[Node, Definition] | None:
     for node in nodes_spelling(doc, name.encode()):
         attrpath = doc.ancestry.parent(node)
         select = doc.ancestry.parent(attrpath) if attrpath is not None else None
-        if select is None or attrpath.type != "attrpath" or select.type not in ("select_expression", "has_attr_expression"):
+        if select is None or attrpath is None or attrpath.type != "attrpath" or select.type not in ("select_expression", "has_attr_expression"):
             continue
         if attrpath.child_by_field_name("attr") != node or name_of(doc, node) != name:
             continue

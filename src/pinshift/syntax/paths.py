@@ -91,9 +91,11 @@ def check_path(data: bytes, node: Node) -> Iterator[Finding | Reread]:
     A fragment Nix does not read as a path at all comes back as a `Reread`, for the caller to decide.
     """
     pieces = _pieces(data, node)
-    if not pieces or pieces[0][1] is None:
+    if not pieces:
         return
     start, first = pieces[0]
+    if first is None:
+        return
     before_interpolation = len(pieces) > 1 and pieces[1][1] is None
     home = node.type == "hpath_expression" or first.startswith(b"~")  # `~/${x}` is read as `./${x}` (reading.py)
     if before_interpolation and (first == b"~/" if home else _SEGMENT.fullmatch(first)):

@@ -42,7 +42,7 @@ def walk(node: Node, *types: str) -> Iterator[Node]:
     visited_children = False
     while True:
         if not visited_children:
-            yield cursor.node
+            yield cursor.node  # type: ignore[misc]  # a cursor always stands on a node
             if cursor.goto_first_child():
                 continue
         if cursor.goto_next_sibling():
@@ -128,7 +128,10 @@ class Select:
         return ".".join(parts)
 
 
-def attrpath_segments(doc: Document, attrpath: Node) -> tuple[Segment, ...]:
+def attrpath_segments(doc: Document, attrpath: Node | None) -> tuple[Segment, ...]:
+    """The segments of an attrpath; none when there is no attrpath (a tree tree-sitter recovered from an error)."""
+    if attrpath is None:
+        return ()
     return tuple(Segment(c, name_of(doc, c)) for c in attrpath.children_by_field_name("attr"))
 
 
@@ -230,9 +233,11 @@ def bindings(doc: Document) -> list[Binding]:
     parentheses and `//`) continues that binding's path. No climb from a node to its parents (each
     a walk down from the root in tree-sitter: quadratic on `{ a0 = 1; } // { a1 = 1; } // …`).
     """
-    found = []
+    found: list[tuple[int, int, Binding]] = []
     owners: dict[int, tuple[Binding, Node]] = {}  # attrset id -> the binding (and its root) its value continues
     held: set[int] = set()  # binding sets whose container was seen
+    container: Node | None
+    binding_set: Node | None
     types = BINDING_CONTAINERS + (("binding_set",) if doc.root.has_error else ())  # ERROR nodes hold sets too
     for node in walk(doc.root, *types):
         if node.type == "binding_set":
@@ -435,8 +440,8 @@ def inherits(doc: Document) -> list[Inherit]:
 @dataclass(frozen=True)
 class With:
     node: Node
-    environment: Node
-    body: Node
+    environment: Node | None  # None only in a tree tree-sitter recovered from an error
+    body: Node | None
 
 
 def withs(doc: Document) -> list[With]:
@@ -563,16 +568,17 @@ class FetcherCall:
         return {k: v for k, v in self.args.items() if k in ("hash", "sha256", "narHash", "outputHash")}
 
 
-def _function_name(doc: Document, node: Node) -> str | None:
-    node = unwrap(node)
+def _function_name(doc: Document, function: Node | None) -> str | None:
+    node = unwrap(function)
     if node is None:
         return None
     if node.type == "variable_expression":
         return doc.text(node).decode("utf-8", "replace")
     if node.type == "select_expression":
         base = node.child_by_field_name("expression")
-        names = [s.name for s in attrpath_segments(doc, node.child_by_field_name("attrpath"))]
-        if None in names:
+        spelled = [s.name for s in attrpath_segments(doc, node.child_by_field_name("attrpath"))]
+        names = [name for name in spelled if name is not None]
+        if len(names) < len(spelled) or base is None:
             return None
         prefix = doc.text(base).decode("utf-8", "replace") if base.type == "variable_expression" else "<expr>"
         return ".".join([prefix] + names)
@@ -592,8 +598,9 @@ def fetcher_calls(doc: Document) -> list[FetcherCall]:
     applications = {}
     climbed: dict[int, Node | None] = {}  # node id -> the application above it (each climb step done once)
     for name in FETCHER_NAMES:
-        for node in nodes_spelling(doc, name.encode()):
+        for spelling in nodes_spelling(doc, name.encode()):
             passed = []
+            node: Node | None = spelling
             while node is not None and node.type != "apply_expression" and node.id not in climbed:
                 passed.append(node.id)
                 node = doc.ancestry.parent(node)
@@ -604,9 +611,10 @@ def fetcher_calls(doc: Document) -> list[FetcherCall]:
                 applications[node.id] = node
     found = []
     for node in sorted(applications.values(), key=_preorder):
-        name = _function_name(doc, node.child_by_field_name("function"))
-        if name is None or name.rsplit(".", 1)[-1] not in FETCHER_NAMES:
+        called = _function_name(doc, node.child_by_field_name("function"))
+        if called is None or called.rsplit(".", 1)[-1] not in FETCHER_NAMES:
             continue
+        name = called
         argument = unwrap(node.child_by_field_name("argument"))
         if argument is None:
             continue

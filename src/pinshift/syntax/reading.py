@@ -142,10 +142,10 @@ def nix_reading(data: bytes) -> bytes:
     text = data
     if b"\0" in data:
         quiet: list[int] = []
-        text = bytearray(data[: _nix_end(data, quiet)])
+        blanked = bytearray(data[: _nix_end(data, quiet)])
         for offset in quiet:
-            text[offset] = 0x20
-        text = bytes(text)
+            blanked[offset] = 0x20
+        text = bytes(blanked)
     if b"\r" in text:
         text = LONE_CR.sub(b"\n", text)
     if b"~/${" in text:

@@ -478,8 +478,9 @@ def newly_unbound(before: Document, after: Document, edits: Sequence, names: set
 
 def _lost_binder(before: Document, name: str, binder: Binder) -> str:
     node = binder.name_node if binder.name_node is not None else binder.scope
+    assert node is not None  # a binder that binds (not a free one) has its scope
     line, column = before.position(node.start_byte)
-    what = {"formal": "function argument", "argument": "function argument", "with": "`with`"}
-    what = what.get(binder.kind, binder.kind)
+    kinds = {"formal": "function argument", "argument": "function argument", "with": "`with`"}
+    what = kinds.get(binder.kind, binder.kind)
     after = f"it would refer to Nix's builtin '{name}'" if is_nix_global(name) else "undefined variable"
     return f"'{name}' would no longer be bound by the {what} at {line}:{column} ({after})"

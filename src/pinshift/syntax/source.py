@@ -14,12 +14,19 @@ from tree_sitter import Node
 from pinshift.syntax.ancestry import Ancestry
 
 
+LINE_WIDTH = 100  # bytes of a long source line a message shows, around the place it points at
+
+
 class Source(Protocol):
     """A parsed file: its path as the user reads it, its bytes, its tree and where things are."""
 
     path: str
     data: bytes
-    end: int  # where Nix stops reading `data` (its first NUL byte, else its length): the tree ends there
+
+    @property
+    def end(self) -> int:
+        """Where Nix stops reading `data` (its first NUL byte, else its length): the tree ends there."""
+        ...
 
     @property
     def root(self) -> Node: ...
@@ -31,4 +38,9 @@ class Source(Protocol):
 
     def position(self, offset: int) -> tuple[int, int]: ...
 
-    def line_text(self, offset: int, width: int = ...) -> str: ...
+    def line_text(self, offset: int, width: int = LINE_WIDTH) -> str: ...
+
+    @classmethod
+    def parsed(cls, data: bytes, path: str) -> Source:
+        """A fresh parse of `data` as a file at `path` (parse_rules reparses a file with tokens reread)."""
+        ...
