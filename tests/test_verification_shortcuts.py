@@ -191,3 +191,25 @@ def test_duplicates_without_the_model_are_those_the_model_finds(source):
             if repeated and duplicates._paths_apart(source, entries, repeated):
                 assert expected == [], source.decode()
                 event("decided without the model")
+
+
+# --- references found from whole words ---------------------------------------------------------------------
+
+WORDS = ["v", "cfg", "lib", "toString", "or", "in", "a", "x", "_", "a-b", "x'"]
+PIECES = [" ", "v", "cfg", "lib.v", "1v", "1-v", "''s''v", "a-v", "x'v", "{ v = 1; }", "inherit v;", "(v)",
+          "let v = 1; in v", "v: v", "[ v vv v1 v' ]", '"v${v}v"', "# v\n", "cfg.verbose", "_v", "v_", "a.v"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), min_size=1, max_size=8))
+def test_references_found_from_whole_words_are_those_of_every_place(pieces):
+    """`references_by_name` skips the places a name's bytes lie inside a longer word (in a tree without errors);
+    `references_to` looks at every place: both must give the same references."""
+    source = ("[ " + " ".join(pieces) + " ]\n").encode()
+    doc = parse_document(source, "w.nix")
+    from pinshift.syntax.scopes import references_by_name
+
+    found = references_by_name(doc, WORDS)
+    for name in WORDS:
+        assert [r.node.id for r in found[name]] == [r.node.id for r in references_to(doc, name)], (name, source)
+    event("errors" if doc.root.has_error else "no errors")

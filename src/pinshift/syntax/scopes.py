@@ -325,6 +325,21 @@ def _reference(doc: Document, node: Node, spelled: bytes) -> Reference | None:
 _FEW_NAMES = 16  # up to this many names are each searched for in the bytes; more, in one pass over them
 
 
+_STARTS_NO_TOKEN_AFTER = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+_NAME_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_'-")
+
+
+def _inside_a_word(data: bytes, start: int, end: int) -> bool:
+    """Whether bytes [start, end) lie inside a longer run of name bytes that no identifier token can be exactly.
+
+    In a tree without errors an identifier is a whole token, lexed longest first: a name byte right after it
+    would have been part of it, and one can start right after a digit (`1v`: an integer, then `v`), a `-`
+    (`1-v`) or a `'` (`''s''v`: an indented string, then `v`), never after a letter or `_` (the token before,
+    a name, path or URI, would have run on). Only for such a tree.
+    """
+    return (end < len(data) and data[end] in _NAME_BYTES) or (start > 0 and data[start - 1] in _STARTS_NO_TOKEN_AFTER)
+
+
 def references_by_name(doc: Document, names: Sequence[str]) -> dict[str, list[Reference]]:
     """`references_to(doc, name)` for each of `names`, in one pass over the file when they are many.
 
@@ -334,12 +349,15 @@ def references_by_name(doc: Document, names: Sequence[str]) -> dict[str, list[Re
     """
     wanted = {name.encode("utf-8", "surrogateescape"): name for name in names}
     if len(names) <= _FEW_NAMES:  # each name's places found in the bytes, all located in one sweep
-        words = []
+        data, words = doc.data, []
+        whole = not doc.root.has_error  # then every identifier is a whole token (see _inside_a_word)
         for spelled in wanted:
-            start = doc.data.find(spelled) if spelled else -1
+            start = data.find(spelled) if spelled else -1
             while start >= 0:
-                words.append((start, start + len(spelled)))
-                start = doc.data.find(spelled, start + len(spelled))
+                end = start + len(spelled)
+                if not (whole and _inside_a_word(data, start, end)):
+                    words.append((start, end))
+                start = data.find(spelled, end)
         words.sort()
     else:
         words = [(m.start(), m.end()) for m in _NAME.finditer(doc.data) if m.group() in wanted]
