@@ -176,14 +176,23 @@ def _narrowed(data: bytes, start: int, end: int, replacement: bytes, reason: str
     """The edit writing `replacement` over [start, end), without the bytes both already share at either end
     (`toString x` -> `builtins.toString x` inserts `builtins.`): the same result, checked where it changes."""
     old = data[start:end]
-    head = 0
     limit = min(len(old), len(replacement))
-    while head < limit and old[head] == replacement[head]:
-        head += 1
-    tail = 0
-    while tail < limit - head and old[len(old) - 1 - tail] == replacement[len(replacement) - 1 - tail]:
-        tail += 1
+    head = _shared(limit, lambda n: old[:n] == replacement[:n])
+    tail = _shared(limit - head, lambda n: old[len(old) - n:] == replacement[len(replacement) - n:])
     return Edit(start + head, end - tail, replacement[head: len(replacement) - tail], reason)
+
+
+def _shared(limit: int, same) -> int:
+    """The largest n <= limit with same(n), for a `same` true up to some n and false beyond (a binary search:
+    each comparison of byte strings is made in C)."""
+    low, high = 0, limit
+    while low < high:
+        middle = (low + high + 1) // 2
+        if same(middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 def plan(doc, params: Params, context: StepContext) -> StepOutput:

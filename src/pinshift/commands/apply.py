@@ -386,13 +386,15 @@ def plan_apply(options: ApplyOptions):
 
 def run_apply(options: ApplyOptions, report) -> int:
     """Plan; report (--dry-run) or write every changed file; the exit code."""
-    from pinshift.branches.migrate import failure
-
     plan, selected, memo = plan_apply(options)
     step = plan.steps[0]
     if report.verbose and memo is not None and memo.hits:
         echo_fitted(f"pinshift: {memo.summary()}", err=True)
-    problem = failure(step, options.strict)
+    problem = None
+    if step.refused or (options.strict and step.warnings):  # else nothing fails: migrate's module left unimported
+        from pinshift.branches.migrate import failure
+
+        problem = failure(step, options.strict)
     if options.skip_refused and step.refused:
         problem = f"warning under --strict: {step.warnings[0]}" if options.strict and step.warnings else None
         click.echo(printable(f"pinshift: {len(step.refused)} refused file{'s' if len(step.refused) != 1 else ''} "

@@ -83,7 +83,10 @@ class Replacement:
         """(root, the path below it) from which the file is reached without following a link."""
         if self.root is None:  # the folder as given, resolved (links in it followed) here, once
             return _resolved(self.target.parent), self.target.name
-        return self.root, self.target.relative_to(self.root).as_posix()
+        found = self.__dict__.get("_below")  # the same for every phase: worked out once (not a field)
+        if found is None:
+            found = self.__dict__["_below"] = self.target.relative_to(self.root).as_posix()
+        return self.root, found
 
 
 @functools.lru_cache(maxsize=256)

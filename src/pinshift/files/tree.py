@@ -14,6 +14,7 @@ Replacing several files all or nothing is `pinshift.files.replace`.
 from __future__ import annotations
 
 import errno
+import functools
 import itertools
 import os
 import stat
@@ -64,23 +65,26 @@ def open_folder(root: Path, folder: str) -> int:
     made), so a folder swapped for a link later, the root itself included, is refused rather than
     followed; `..` is refused like a link.
     """
-    root = Path(os.path.abspath(root))
+    parts = _root_parts(os.path.abspath(root))
     fd = os.open("/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     done: list[str] = []
-    steps = [(name, True) for name in root.parts[1:]]
+    steps = [(name, True) for name in parts]
     steps += [(name, False) for name in folder.split("/") if name not in ("", ".")]
+
+    def where(name: str, in_root: bool) -> str:  # for the message only
+        return str(Path("/", *done, name)) if in_root else "/".join([*done[len(parts):], name])
+
     try:
         for name, in_root in steps:
-            where = str(Path("/", *done, name)) if in_root else "/".join([*done[len(root.parts) - 1:], name])
             if name == "..":
-                raise LinkedFolder(where, "outside the folder")
+                raise LinkedFolder(where(name, in_root), "outside the folder")
             try:
                 child = os.open(name, _FOLDER_FLAGS, dir_fd=fd)
             except OSError as error:
                 if error.errno not in (errno.ELOOP, errno.ENOTDIR):
                     raise
                 info = os.lstat(name, dir_fd=fd)
-                raise LinkedFolder(where, "a symbolic link" if stat.S_ISLNK(info.st_mode)
+                raise LinkedFolder(where(name, in_root), "a symbolic link" if stat.S_ISLNK(info.st_mode)
                                    else file_kind(info.st_mode)) from None
             os.close(fd)
             fd = child
@@ -89,6 +93,12 @@ def open_folder(root: Path, folder: str) -> int:
         os.close(fd)
         raise
     return fd
+
+
+@functools.lru_cache(maxsize=64)
+def _root_parts(root: str) -> tuple[str, ...]:
+    """The names of the folders of an absolute path below `/` (`Path(root).parts[1:]`), worked out once per root."""
+    return Path(root).parts[1:]
 
 
 @contextmanager

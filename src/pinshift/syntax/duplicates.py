@@ -262,11 +262,29 @@ def attribute_duplicates(data: bytes, container: Node, indexes: dict[int, Index]
             continue
         for name in names:
             (repeated if name in seen else seen).add(name)
-    if not repeated:
+    if not repeated or _paths_apart(data, binding_set, repeated):
         return []
     found: list[Duplicate] = []
     run(_Model(data, found, {} if indexes is None else indexes).build(container, repeated))
     return found
+
+
+def _paths_apart(data: bytes, binding_set: Node, repeated: set[bytes]) -> bool:
+    """Whether the entries sharing a first name cannot conflict, decided without the model: each is a binding
+    with static names and a value that is no attrset literal, and no path is another's or begins another
+    (`a.b = 1; a.c = 2;`). Then addAttr only walks through sets the paths create and defines new names.
+    False means: not decided here (the model decides)."""
+    paths = set()
+    for entry in _entries(binding_set):
+        if not any(n in repeated for n in _first_name(data, entry)):
+            continue
+        if entry.type != "binding" or _attrset_value(entry.child_by_field_name("expression")) is not None:
+            return False
+        names = tuple(static_name(data, segment) for segment in _segments(entry))
+        if None in names or names in paths:
+            return False
+        paths.add(names)
+    return not any(path[:cut] in paths for path in paths for cut in range(1, len(path)))
 
 
 def formal_duplicates(data: bytes, function: Node) -> list[tuple[Node, bytes]]:

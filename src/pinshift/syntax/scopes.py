@@ -325,6 +325,21 @@ def _reference(doc: Document, node: Node, spelled: bytes) -> Reference | None:
 _FEW_NAMES = 16  # up to this many names are each searched for in the bytes; more, in one pass over them
 
 
+_STARTS_NO_TOKEN_AFTER = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+_NAME_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_'-")
+
+
+def _inside_a_word(data: bytes, start: int, end: int) -> bool:
+    """Whether bytes [start, end) lie inside a longer run of name bytes that no identifier token can be exactly.
+
+    In a tree without errors an identifier is a whole token, lexed longest first: a name byte right after it
+    would have been part of it, and one can start right after a digit (`1v`: an integer, then `v`), a `-`
+    (`1-v`) or a `'` (`''s''v`: an indented string, then `v`), never after a letter or `_` (the token before,
+    a name, path or URI, would have run on). Only for such a tree.
+    """
+    return (end < len(data) and data[end] in _NAME_BYTES) or (start > 0 and data[start - 1] in _STARTS_NO_TOKEN_AFTER)
+
+
 def references_by_name(doc: Document, names: Sequence[str]) -> dict[str, list[Reference]]:
     """`references_to(doc, name)` for each of `names`, in one pass over the file when they are many.
 
@@ -332,10 +347,20 @@ def references_by_name(doc: Document, names: Sequence[str]) -> dict[str, list[Re
     whole file for each would be quadratic. Many names are found by one scan for name-like words and
     one sweep of the cursor over them all; the references are the same.
     """
-    if len(names) <= _FEW_NAMES:
-        return {name: references_to(doc, name) for name in names}
     wanted = {name.encode("utf-8", "surrogateescape"): name for name in names}
-    words = [(m.start(), m.end()) for m in _NAME.finditer(doc.data) if m.group() in wanted]
+    if len(names) <= _FEW_NAMES:  # each name's places found in the bytes, all located in one sweep
+        data, words = doc.data, []
+        whole = not doc.root.has_error  # then every identifier is a whole token (see _inside_a_word)
+        for spelled in wanted:
+            start = data.find(spelled) if spelled else -1
+            while start >= 0:
+                end = start + len(spelled)
+                if not (whole and _inside_a_word(data, start, end)):
+                    words.append((start, end))
+                start = data.find(spelled, end)
+        words.sort()
+    else:
+        words = [(m.start(), m.end()) for m in _NAME.finditer(doc.data) if m.group() in wanted]
     found: dict[str, list[Reference]] = {name: [] for name in names}
     for (start, end), node in zip(words, doc.ancestry.locate(words)):
         reference = _reference(doc, node, doc.data[start:end])
@@ -438,6 +463,57 @@ class _Shift:
         return start + self.deltas[index]
 
 
+_HEADS = ("function_expression", "let_expression", "with_expression", "assert_expression", "parenthesized_expression")
+
+
+class _TopScopes:
+    """The scopes around the file's whole body (`{ lib, ... }:`, `final: prev:`, the `let … in` after them), and
+    whether one of them binds a name for every place the file spells it.
+
+    Every node inside a function or `let` is a descendant of it, so a reference there climbs through it
+    (`Scopes.lexical`): bound by it or by a scope inside, never free. The one way out is a plain `inherit
+    name;` written directly in that `let` (it reads the scope around the `let`): that `let` does not count
+    for that name. A place the bytes spell the name outside the scope (a formal's default before the `let`,
+    a comment above the file) leaves the name to the full lookup. Found once per document, from the top
+    expression down through function bodies, `let`, `with` and `assert` bodies and parentheses; what each
+    binds is read as `Scopes` reads it.
+    """
+
+    def __init__(self, doc: Document):
+        self.doc = doc
+        self.heads: list[tuple[int, int, set[bytes]]] = []  # (start, end, names bound throughout), outermost first
+        node = next((c for c in doc.root.named_children if c.type != "comment"), None)
+        while node is not None and node.type in _HEADS:
+            if node.type == "function_expression":
+                self.heads.append((node.start_byte, node.end_byte, set(_names_of_function(doc, node))))
+            elif node.type == "let_expression":
+                escaping = {name for entry in _bindings_of(node) if entry.type == "inherit"
+                            for name, _ in _bound_names(doc.data, entry)}
+                self.heads.append((node.start_byte, node.end_byte, set(_names_of_bindings(doc, node)) - escaping))
+            node = node.child_by_field_name("expression" if node.type == "parenthesized_expression" else "body")
+
+    def never_free(self, name: str) -> bool:
+        """True when no reference spelling `name` can be free: none is spelled, or a top scope binds it around
+        every place the bytes spell it; False means: look it up."""
+        spelled = name.encode("utf-8", "surrogateescape")
+        data = self.doc.data
+        first = data.find(spelled)
+        if first < 0:
+            return True  # a reference spells its name
+        last = data.rfind(spelled) + len(spelled)
+        return any(start <= first and last <= end and spelled in names for start, end, names in self.heads)
+
+
+def _never_reported(before: Document, top: _TopScopes, name: str) -> bool:
+    """Whether `newly_unbound` cannot report `name`, decided without looking up its references: no reference of
+    the edited file spelling it can be free (`_TopScopes.never_free`), or it is a Nix global the file did not
+    spell before the edits (a new reference to a global is never reported, and there was no old one to lose
+    its binder: a reference spells its name)."""
+    if is_nix_global(name) and name.encode("utf-8", "surrogateescape") not in before.data:
+        return True
+    return top.never_free(name)
+
+
 @dataclass(frozen=True)
 class Unbound:
     """A reference of the edited document that nothing binds: `offset` in it, and why it matters."""
@@ -458,7 +534,12 @@ def newly_unbound(before: Document, after: Document, edits: Sequence, names: set
         return []
     shift = _Shift(edits)
     found = []
-    candidates = sorted(_candidate_names(before, after, edits) if names is None else names)
+    if names is None:  # names that cannot be reported are not looked up (`_never_reported`)
+        top = _TopScopes(after)
+        candidates = sorted(name for name in _candidate_names(before, after, edits)
+                            if not _never_reported(before, top, name))
+    else:
+        candidates = sorted(names)
     after_references = references_by_name(after, candidates)
     free = [name for name in candidates if any(r.free for r in after_references[name])]
     before_references = references_by_name(before, free)
