@@ -20,7 +20,7 @@ from pinshift import __version__
 from pinshift.errors import PinshiftError
 
 # command name -> ("module:function", one-line help); modules are imported only when their command runs,
-# so `pinshift --help` lists every command without importing tree-sitter, GitPython or libcst.
+# so `pinshift --help` lists every command without importing tree-sitter or libcst.
 COMMANDS = {
     "demo": ("pinshift.commands.demo:demo", "Build a demo recipe repository and migrate it, as a user would."),
     "migrate": ("pinshift.commands.migrate:migrate", "Migrate a branch with a recipe: new branch, one commit per step."),

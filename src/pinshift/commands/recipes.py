@@ -34,7 +34,7 @@ _TRUST_HELP = "Allow the repository's own step kinds (.pinshift/migrations/*.py)
 def repository_root(directory: Path) -> Path:
     """The work tree containing `directory` (nearest ancestor with `.git`), else `directory` itself.
 
-    A plain walk rather than GitPython: listing recipes must not need git at all.
+    A plain walk rather than git: listing recipes must not need git at all.
     """
     start = Path(directory).resolve()
     if not start.is_dir():
