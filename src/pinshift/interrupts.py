@@ -6,8 +6,10 @@ so every `finally` that removes a temporary worktree runs whichever signal arriv
 
 `deferred()` holds such signals back while a short operation that must not be cut in
 half runs (creating a worktree, setting a branch, removing what pinshift made); the
-signal is raised when the stretch ends, unless the caller takes it (`take()`): a run
-whose branch is complete reports that, not "interrupted".
+signal goes to the handler that was in place when the stretch ends (an enclosing
+`deferred()` keeps holding it), unless the caller takes it (`take()`): a run
+whose branch is complete reports that, not "interrupted". Only the first signal raises:
+a second one never cuts short the cleanup the first started.
 """
 
 from __future__ import annotations
@@ -37,10 +39,6 @@ class Interrupted(KeyboardInterrupt):
         return (Interrupted, (self.signum,))  # crosses process boundaries (fan-out workers)
 
 
-def _raise(signum, frame) -> None:
-    raise Interrupted(signum)
-
-
 def _main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
@@ -48,25 +46,37 @@ def _main_thread() -> bool:
 @contextmanager
 def _handled_by(handler):
     """`handler` for SIGINT, SIGTERM and SIGHUP inside the block (main thread only); the old handlers after."""
+    previous: dict = {}
     if not _main_thread():
-        yield
+        yield previous
         return
-    previous = {}
     try:  # a signal taken while the handlers are being swapped still finds the old ones put back
         for signum in SIGNALS:
             try:
                 previous[signum] = signal.signal(signum, handler)
             except (OSError, ValueError):
                 pass
-        yield
+        yield previous
     finally:
         for signum, old in previous.items():
             signal.signal(signum, old)
 
 
 def handling_signals():
-    """SIGINT, SIGTERM and SIGHUP raise `Interrupted` inside the block; the old handlers come back after."""
-    return _handled_by(_raise)
+    """SIGINT, SIGTERM and SIGHUP raise `Interrupted` inside the block; the old handlers come back after.
+
+    Only the first one raises: pinshift is then stopping, and a second Ctrl-C (or the SIGTERM a fan-out's
+    worker gets from its stopping parent) must not land in the cleanup an `except` or `finally` block is about
+    to start, before its `deferred()` holds signals; later ones are dropped (the exit code is the first's).
+    """
+    raised = []
+
+    def first_only(signum, frame) -> None:
+        if not raised:
+            raised.append(signum)
+            raise Interrupted(signum)
+
+    return _handled_by(first_only)
 
 
 class Deferred:
@@ -93,10 +103,20 @@ def deferred():
     must leave a state its caller can clean up either way (pinshift removes its worktree by path).
     """
     state = Deferred()
-    with _handled_by(state):
+    with _handled_by(state) as previous:
         yield state
     if state.received and not state.taken:
-        raise Interrupted(state.received[0])
+        _deliver(state.received[0], previous.get(state.received[0]))
+
+
+def _deliver(signum: int, handler) -> None:
+    """A held signal, given to the handler that was in place: an enclosing `deferred()` keeps holding it, a fan-out
+    worker ignores SIGINT (its parent decides) and raises its first SIGTERM, the CLI raises its first signal;
+    with Python's own handlers (or none) it raises `Interrupted`."""
+    if callable(handler) and handler is not signal.default_int_handler:
+        handler(signum, None)
+    elif handler != signal.SIG_IGN:
+        raise Interrupted(signum)
 
 
 def ignore_in_workers() -> None:

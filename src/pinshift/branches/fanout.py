@@ -284,10 +284,40 @@ def run_all(options, bases: list[BaseTarget], verify=None) -> list[BaseOutcome]:
     if progress:
         progress("bases", 0, len(bases))
     try:
-        return workers.run(bases, lambda item: run_base(options, item, verify), processes, lost, finished)
+        return workers.run(bases, lambda item: _in_worker(options, item, verify), processes, lost, finished)
     except workers.Stopped as stop:
         done = [stop.during[index] for index in sorted(stop.during) if not stop.during[index].failed]
         raise FanoutInterrupted([stop.before[index] for index in sorted(stop.before)], done, stop.signum) from None
+    finally:
+        _remove_workers_worktrees(options)
+
+
+def _in_worker(options, item: BaseTarget, verify) -> BaseOutcome:
+    """`run_base` in a fan-out's worker, then whatever scratch worktree of this worker is left (one a stop left
+    between `git worktree add` and the `try` that removes it); the main process removes any still left."""
+    from pinshift.git.worktree import remove_own_worktrees
+
+    try:
+        return run_base(options, item, verify)
+    finally:
+        remove_own_worktrees()
+
+
+def _remove_workers_worktrees(options) -> None:
+    """Once every worker has exited: remove the scratch worktrees whose lock names a pinshift process that is gone —
+    a worker killed (SIGKILL, or after STOP_GRACE) or stopped in the instant before its own cleanup held signals,
+    and any earlier killed run's, which the workers remove too (`clean_stale_worktrees`). A live run's worktree, and
+    every worktree pinshift did not make, stay (`remove_stale_worktrees`)."""
+    from pinshift.git.repo import Repository
+    from pinshift.git.worktree import remove_stale_worktrees
+    from pinshift.interrupts import deferred
+
+    with deferred() as late:
+        try:
+            remove_stale_worktrees(Repository.open(options.repo))
+        except PinshiftError:
+            pass
+        late.take()
 
 
 class FanoutInterrupted(KeyboardInterrupt):

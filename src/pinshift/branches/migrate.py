@@ -23,6 +23,7 @@ from typing import Any
 from pinshift.errors import GitError, IncompleteRun, StepFailed, UsageError
 from pinshift.git.commit import open_committer, remove_stale_index_dirs, remove_stale_worktrees
 from pinshift.git.repo import Repository
+from pinshift.git.worktree import remove_own_worktrees
 from pinshift.branches.resume import ResumePoint, check_base, resume_point
 from pinshift.interrupts import deferred
 from pinshift.recipes.placeholders import base_name, migration_branches
@@ -346,9 +347,10 @@ def run(migration: Migration, planned: Plan) -> Result:
     failing = next((s for s in planned.steps if failure(s, options.strict)), None)
     if failing is not None and not options.keep_partial:
         raise _step_failed(failing, failure(failing, options.strict), migration, None)
-    committer = open_committer(repository, migration.start_commit, options.no_verify)
+    committer = None
     head = migration.start_commit
-    try:
+    try:  # before the worktree is made: a signal as open_committer returns still finds it (remove_own_worktrees)
+        committer = open_committer(repository, migration.start_commit, options.no_verify)
         for step in planned.steps:
             if step is failing:
                 raise _step_failed(step, failure(step, options.strict), migration, head)
@@ -367,7 +369,9 @@ def run(migration: Migration, planned: Plan) -> Result:
             stopped = late.take()
     except BaseException:
         with deferred() as late:  # a second Ctrl-C must not leave the cleanup half done
-            committer.close()
+            if committer is not None:
+                committer.close()
+            remove_own_worktrees()
             if options.keep_partial:
                 _keep(migration, head)
             late.take()

@@ -28,35 +28,70 @@ def add_worktree(repository: Repository, start: str) -> Worktree:
 
     The lock's reason names this process (`pinshift pid=… start=… host=…`), so a later run
     can tell a worktree left by a killed run from a live one (`remove_stale_worktrees`).
-    Signals wait until git is done, and any failure removes exactly what was made.
+    The worktree is recorded as this process's (`remove_own_worktrees`) before git makes any of it, and
+    signals wait until git is done: a signal that stops the caller before it holds the `Worktree` (between
+    this return and its `try`) still finds it recorded. Any failure removes exactly what was made.
     The scratch checkout runs no post-checkout hook: it is not a checkout of the user's.
     """
-    parent = Path(tempfile.mkdtemp(prefix="pinshift-"))
-    worktree = Worktree(repository, parent / "worktree", parent)
+    worktree = None
     try:
         with deferred():
+            parent = Path(tempfile.mkdtemp(prefix="pinshift-"))
+            worktree = Worktree(repository, parent / "worktree", parent)
+            _OWN[parent] = (os.getpid(), worktree)
             result = run(["-c", "core.sparseCheckout=false", "-c", f"core.hooksPath={os.devnull}",
                           "worktree", "add", "--detach", "--lock", "--reason", owner_mark(), "-q",
                           str(worktree.path), start], cwd=repository.root, text=True)
         if result.returncode != 0:
             raise GitError(f"cannot create a temporary worktree: {first_line(result)}")
     except BaseException:
-        worktree.remove()
+        if worktree is not None:
+            worktree.remove()
         raise
     return worktree
 
 
+# The scratch worktrees this process made and has not removed yet: parent directory -> (pid, Worktree). A
+# forked fan-out worker inherits its parent's entries; the pid says whose each one is.
+_OWN: dict[Path, tuple[int, Worktree]] = {}
+
+
+def remove_own_worktrees() -> None:
+    """Remove every scratch worktree this process made and still holds (`Worktree.remove`), whether or not
+    its caller ever got it: what a cleanup runs when a signal may have landed between `add_worktree` and the
+    caller's `try`. Worktrees of other processes, and every worktree pinshift did not make, stay."""
+    with deferred() as late:
+        for parent, (pid, worktree) in list(_OWN.items()):
+            if pid == os.getpid():
+                worktree.remove()
+        late.take()
+
+
 def admin_dir(repository: Repository, worktree_path: Path) -> Path | None:
-    """The `.git/worktrees/<id>` directory git keeps for the worktree at `worktree_path`, if any."""
+    """The `.git/worktrees/<id>` directory git keeps for the worktree at `worktree_path`, if any.
+
+    One git was stopped in before it wrote `gitdir` (a SIGKILL: on SIGINT and SIGTERM git removes it
+    itself) is found by its lock: git writes `locked` first, with this process's `owner_mark`, and a process
+    makes one worktree at a time.
+    """
     wanted = os.path.realpath(worktree_path / ".git")
+    mark = owner_mark()
+    half_made = None
     for admin in _admin_dirs(repository):
         try:
             gitdir = (admin / "gitdir").read_text().strip()
+        except FileNotFoundError:
+            try:
+                if (admin / "locked").read_text().strip() == mark:
+                    half_made = admin
+            except OSError:
+                pass
+            continue
         except OSError:
             continue
         if os.path.realpath(gitdir) == wanted:
             return admin
-    return None
+    return half_made
 
 
 def _admin_dirs(repository: Repository) -> list[Path]:
@@ -194,6 +229,7 @@ class Worktree:
             shutil.rmtree(self.parent, ignore_errors=True)
             if admin is not None:
                 shutil.rmtree(admin, ignore_errors=True)
+            _OWN.pop(self.parent, None)
 
 
 # --- who made a worktree ----------------------------------------------------------------------
