@@ -277,24 +277,32 @@ def bindings_spelling(doc: Document, names) -> list[Binding]:
     facts of 1,804 recipes.) Parents come from `doc.ancestry`; each container's path is found once."""
     memo: dict[int, tuple[tuple, Node]] = {}
     found: dict[int, Binding] = {}
+    data = doc.data
+    ranges: list[tuple[int, int]] = []  # every name's places, all located in one sweep (`Ancestry.locate`)
     for name in names:
         spelled = name.encode("utf-8", "surrogateescape")
-        for node in nodes_spelling(doc, spelled):
-            if node.type != "identifier" or doc.text(node) != spelled:
-                continue
-            attrpath = doc.ancestry.parent(node)
-            if attrpath is None or attrpath.type != "attrpath":
-                continue
-            binding = doc.ancestry.parent(attrpath)
-            if binding is None or binding.type != "binding" or binding.id in found:
-                continue
-            value = binding.child_by_field_name("expression")
-            container = _container_of(doc, binding)
-            if value is None or container is None or binding.child_by_field_name("attrpath") != attrpath:
-                continue
-            prefix, root = _prefix_and_root(doc, container, memo)
-            path = prefix + tuple(s.name for s in attrpath_segments(doc, attrpath))
-            found[binding.id] = Binding(binding, attrpath, path, value, container, root, None, len(path))
+        start = data.find(spelled) if spelled else -1
+        while start >= 0:
+            end = start + len(spelled)
+            ranges.append((start, end))
+            start = data.find(spelled, end)
+    parent = doc.ancestry.parent
+    for (start, end), node in zip(ranges, doc.ancestry.locate(ranges)):
+        if node.start_byte != start or node.end_byte != end or node.type != "identifier":
+            continue  # the identifier spelling the name exactly, no more
+        attrpath = parent(node)
+        if attrpath is None or attrpath.type != "attrpath":
+            continue
+        binding = parent(attrpath)
+        if binding is None or binding.type != "binding" or binding.id in found:
+            continue
+        value = binding.child_by_field_name("expression")
+        container = _container_of(doc, binding)
+        if value is None or container is None or binding.child_by_field_name("attrpath") != attrpath:
+            continue
+        prefix, root = _prefix_and_root(doc, container, memo)
+        path = prefix + tuple(s.name for s in attrpath_segments(doc, attrpath))
+        found[binding.id] = Binding(binding, attrpath, path, value, container, root, None, len(path))
     return sorted(found.values(), key=lambda b: b.node.start_byte)
 
 
