@@ -12,7 +12,7 @@ from __future__ import annotations
 
 # Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -157,6 +157,15 @@ def _read_branch(repository, entry: BranchRecipes, max_bytes: int, cache: FactsC
             continue
         readable.append((path, sha))
     return readable
+
+
+def facts_of_files(files: Mapping[str, bytes], options: ReadOptions = ReadOptions()) -> list[RecipeFacts]:
+    """The facts of `files` (path -> bytes) in path order, parsed in forked workers when there are many (a
+    planned branch's recipes for its `{facts.…}`: pinshift.status.branch_facts.tree_facts)."""
+    cache = FactsCache()
+    ordered = sorted(files)
+    _parse({(path, ""): files[path] for path in ordered}, cache, options)
+    return [cache[(path, "")] for path in ordered]
 
 
 def _parse(pending: dict[tuple[str, str], bytes], cache: FactsCache, options: ReadOptions, memo=None) -> None:

@@ -54,12 +54,10 @@ class Verdict:
 def tree_facts(files: Mapping[str, bytes], checkout=None) -> tuple[dict[str, BranchFact], list[str]]:
     """The facts of the recipes `files` (path -> bytes: the planned tree's recipe files) and the notes to show;
     `checkout` (a nixpkgs.checkout.NixpkgsCheckout) reads the package's version at each pin the recipes leave it to."""
-    from pinshift.facts.branch_recipes import BranchRecipes
-    from pinshift.facts.facts import recipe_facts
+    from pinshift.facts.branch_recipes import BranchRecipes, facts_of_files
     from pinshift.status.status import branch_status, package_versions, with_pin_versions
-    from pinshift.syntax.document import parse_document
 
-    recipes = [recipe_facts(parse_document(files[path], path)) for path in sorted(files)]
+    recipes = facts_of_files(files)  # in forked workers when there are many, as status parses
     row = branch_status(BranchRecipes("", "", "", "", (), len(files), recipes))
     notes: list[str] = []
     if checkout is not None:

@@ -32,6 +32,9 @@ ASKED = 64  # lookups per tree asked of tree-sitter itself, each a walk from the
 ASKED_NODES = 32_768  # ... and in a larger tree, as many as keep their walks within about this many nodes
 
 
+_UNKNOWN = object()  # a node whose parent no walk has recorded yet
+
+
 class Ancestry:
     """The parents of one tree's nodes, learnt from cursor walks."""
 
@@ -46,8 +49,9 @@ class Ancestry:
     def parent(self, node: Node) -> Node | None:
         """The parent of `node` (None for the root)."""
         key = node.id
-        if key in self._parent:
-            return self._parent[key]
+        known = self._parent.get(key, _UNKNOWN)
+        if known is not _UNKNOWN:
+            return known  # type: ignore[return-value]
         if self._asked < ASKED:
             self._asked += 1
             found = self._parent[key] = node.parent
@@ -72,23 +76,26 @@ class Ancestry:
                 found[index] = self.root.descendant_for_byte_range(start, end) or self.root
         order = sorted((i for i in range(len(ranges)) if ranges[i][0] < ranges[i][1]), key=lambda i: ranges[i])
         cursor = self.root.walk()
-        path = [self.root]
+        down, up = cursor.goto_first_child_for_byte, cursor.goto_parent
+        root = self.root
+        path = [(root, root.start_byte, root.end_byte)]  # the cursor's node and those above it, with their spans
         record = self._parent
         for index in order:
             start, end = ranges[index]
-            top = path[-1]
-            while len(path) > 1 and not (top.start_byte <= start and end <= top.end_byte):
-                cursor.goto_parent()
+            top, top_start, top_end = path[-1]
+            while len(path) > 1 and not (top_start <= start and end <= top_end):
+                up()
                 path.pop()
-                top = path[-1]
-            while cursor.goto_first_child_for_byte(start) is not None:
+                top, top_start, top_end = path[-1]
+            while down(start) is not None:
                 child = cursor.node
                 assert child is not None  # a cursor that moved stands on a node
-                if not (child.start_byte <= start and end <= child.end_byte):
-                    cursor.goto_parent()
+                child_start, child_end = child.start_byte, child.end_byte
+                if not (child_start <= start and end <= child_end):
+                    up()
                     break
                 record[child.id] = top
-                path.append(child)
+                path.append((child, child_start, child_end))
                 top = child
             found[index] = top
         return found  # type: ignore[return-value]

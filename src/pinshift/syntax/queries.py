@@ -63,15 +63,20 @@ def nodes_spelling(doc: Document, needle: bytes) -> list[Node]:
     All found in one sweep of a cursor (`Ancestry.locate`), which also learns the parents of
     every node on the way: the callers' climbs from these nodes cost no walk from the root.
     """
-    if not needle:
-        return []
+    return doc.ancestry.locate(places_spelling(doc.data, (needle,)))
+
+
+def places_spelling(data: bytes, needles) -> list[tuple[int, int]]:
+    """The byte ranges where `data` spells each of `needles` (bytes), needle by needle: located together in one
+    sweep (`Ancestry.locate`), several needles cost one walk, not one each."""
     ranges = []
-    start = doc.data.find(needle)
-    while start >= 0:
-        end = start + len(needle)
-        ranges.append((start, end))
-        start = doc.data.find(needle, end)
-    return doc.ancestry.locate(ranges)
+    for needle in needles:
+        start = data.find(needle) if needle else -1
+        while start >= 0:
+            end = start + len(needle)
+            ranges.append((start, end))
+            start = data.find(needle, end)
+    return ranges
 
 
 @functools.lru_cache(maxsize=None)
@@ -282,24 +287,24 @@ def bindings_spelling(doc: Document, names) -> list[Binding]:
     facts of 1,804 recipes.) Parents come from `doc.ancestry`; each container's path is found once."""
     memo: dict[int, tuple[tuple, Node]] = {}
     found: dict[int, Binding] = {}
-    for name in names:
-        spelled = name.encode("utf-8", "surrogateescape")
-        for node in nodes_spelling(doc, spelled):
-            if node.type != "identifier" or doc.text(node) != spelled:
-                continue
-            attrpath = doc.ancestry.parent(node)
-            if attrpath is None or attrpath.type != "attrpath":
-                continue
-            binding = doc.ancestry.parent(attrpath)
-            if binding is None or binding.type != "binding" or binding.id in found:
-                continue
-            value = binding.child_by_field_name("expression")
-            container = _container_of(doc, binding)
-            if value is None or container is None or binding.child_by_field_name("attrpath") != attrpath:
-                continue
-            prefix, root = _prefix_and_root(doc, container, memo)
-            path = prefix + tuple(s.name for s in attrpath_segments(doc, attrpath))
-            found[binding.id] = Binding(binding, attrpath, path, value, container, root, None, len(path))
+    ranges = places_spelling(doc.data, [name.encode("utf-8", "surrogateescape") for name in names])
+    parent = doc.ancestry.parent
+    for (start, end), node in zip(ranges, doc.ancestry.locate(ranges)):
+        if node.start_byte != start or node.end_byte != end or node.type != "identifier":
+            continue  # the identifier spelling the name exactly, no more
+        attrpath = parent(node)
+        if attrpath is None or attrpath.type != "attrpath":
+            continue
+        binding = parent(attrpath)
+        if binding is None or binding.type != "binding" or binding.id in found:
+            continue
+        value = binding.child_by_field_name("expression")
+        container = _container_of(doc, binding)
+        if value is None or container is None or binding.child_by_field_name("attrpath") != attrpath:
+            continue
+        prefix, root = _prefix_and_root(doc, container, memo)
+        path = prefix + tuple(s.name for s in attrpath_segments(doc, attrpath))
+        found[binding.id] = Binding(binding, attrpath, path, value, container, root, None, len(path))
     return sorted(found.values(), key=lambda b: b.node.start_byte)
 
 
@@ -543,6 +548,7 @@ def override_attrs(doc: Document) -> list[OverrideAttrs]:
 FETCHER_NAMES = frozenset(
     {"fetchTarball", "fetchurl", "fetchzip", "fetchFromGitHub", "fetchgit", "fetchGit"}
 )
+_FETCHER_NEEDLES = tuple(sorted(name.encode() for name in FETCHER_NAMES))
 
 
 @dataclass(frozen=True)
@@ -597,18 +603,18 @@ def fetcher_calls(doc: Document) -> list[FetcherCall]:
         return list(doc.memo["fetcher_calls"])
     applications = {}
     climbed: dict[int, Node | None] = {}  # node id -> the application above it (each climb step done once)
-    for name in FETCHER_NAMES:
-        for spelling in nodes_spelling(doc, name.encode()):
-            passed = []
-            node: Node | None = spelling
-            while node is not None and node.type != "apply_expression" and node.id not in climbed:
-                passed.append(node.id)
-                node = doc.ancestry.parent(node)
-            if node is not None and node.type != "apply_expression":
-                node = climbed[node.id]
-            climbed.update((key, node) for key in passed)
-            if node is not None:
-                applications[node.id] = node
+    parent = doc.ancestry.parent
+    for spelling in doc.ancestry.locate(places_spelling(doc.data, _FETCHER_NEEDLES)):  # every name in one sweep
+        passed = []
+        node: Node | None = spelling
+        while node is not None and node.type != "apply_expression" and node.id not in climbed:
+            passed.append(node.id)
+            node = parent(node)
+        if node is not None and node.type != "apply_expression":
+            node = climbed[node.id]
+        climbed.update((key, node) for key in passed)
+        if node is not None:
+            applications[node.id] = node
     found = []
     for node in sorted(applications.values(), key=_preorder):
         called = _function_name(doc, node.child_by_field_name("function"))
