@@ -89,3 +89,16 @@ def test_infer_on_a_file_of_800_changed_lines_finds_the_step(make_repo, run_cli)
     assert (step["kind"], step["params"]) == ("replace-in-strings", {"paths": ["src"], "old": "v1", "new": "v2"})
     assert "proof: 1 of 1 changed file reproduced byte for byte" in result.stderr
     assert 0 < sum(token_hunks.WORK.values()) < 200 * 800 * 1000  # bounded, far below one whole-block LCS
+
+
+def test_a_block_too_big_to_check_is_checked_line_by_line_or_refused():
+    """Above the LCS cap the proof compares line against line; when TARGET's block has another number of
+    lines it cannot, and the step is refused (an overreach), never checked for minutes."""
+    before, half, target = block(200), block(200, site="v2"), block(200, version="2", site="v2")
+    assert token_hunks.LCS_CELLS < (len(before) // 2) ** 2  # the whole block's tokens are over the cap
+    token_hunks.WORK.clear()
+    longer = target.replace(b"in {\n", b"in {\n  extra = 1;\n")
+    [refused] = overreach(before, half, longer)
+    assert (refused.start, refused.end) == (before.index(b"  pkg0"), before.rindex(b"}\n"))  # the whole block
+    assert token_hunks.WORK["lcs"] == 0
+    assert overreach(before, half, target) == []  # as many lines: line against line, on the way

@@ -29,7 +29,8 @@ each side (patience), difflib aligning the small gaps between anchors. Above the
 block of many tokens is diffed token by token line against line when both sides have as many lines,
 else it is one hunk of whole lines; a line too long, or a gap between anchors too big, is one too.
 A chunk too big for its LCS is compared line against line, and one that cannot be is reported as an
-overreach (the proof refuses what it cannot afford to check). `WORK` counts the cells each comparison may touch (tests read it).
+overreach (the proof refuses what it cannot afford to check). `WORK` counts the cells each comparison
+may touch (tests read it).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ TOKEN = re.compile(rb"\n|[^\S\n]+|\w+|[^\w\s]")
 
 LINE_CELLS = 10_000  # lines x lines: difflib on the changed lines of a file, or on a gap between anchors
 TOKEN_CELLS = 40_000  # tokens x tokens: difflib on the tokens of a replaced block, or of one line pair
-LCS_CELLS = 1_000_000  # tokens x tokens: the LCS of one chunk of the proof
+LCS_CELLS = 16_000_000  # tokens x tokens: the LCS of one chunk of the proof (bit-parallel: 64 cells a word)
 
 # Cells the quadratic comparisons may touch, by kind ("lines", "tokens", "lcs"); tests read it.
 WORK: Counter[str] = Counter()
