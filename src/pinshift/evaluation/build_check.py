@@ -214,10 +214,11 @@ def check_plan(tree, plan: Plan, intents: dict[int, tuple[str, ...] | None], all
     with Scratch(files=len(tree.paths()) * (1 + len(plan.steps))) as scratch:
         states = [scratch.commit("start", tree)]
         written: list[set[str]] = []
-        for step in plan.steps:
-            writes = {change.path: change.data for change in iter_tree_changes(step)}
-            written.append(set(writes))
-            states.append(scratch.after(f"step {step.index}", states[-1], writes) if writes else states[-1])
+        for step in plan.steps:  # each step's bytes made from the plan when hashed and when written, never held
+            after = scratch.after(f"step {step.index}", states[-1],
+                                  lambda step=step: ((change.path, change.data) for change in iter_tree_changes(step)))
+            written.append(set(after.written))
+            states.append(after if after.written else states[-1])
         # the start and the last tree only; the trees in between only for the recipes `_needs_steps` names
         ends = _distinct([states[0], states[-1]])
         evaluations = evaluate_snapshots(nix, memo, scratch, [(state, recipe_paths(state.nix_paths())) for state in ends],

@@ -145,6 +145,35 @@ def batch_expression(jobs: Sequence[Job], universe_file: Path, roots: Sequence[P
     return head + "\n".join(items) + "\n]"
 
 
+class SharedValues:
+    """One object for each distinct JSON value decoded: a string, an integer, a list or an object is looked up by
+    its value (a list or an object by the identity of its parts, each shared before it, and in its order) and the
+    first one seen is used again. The summaries of a tree's recipes differ in a few attributes, so 80,000 of them
+    hold those few: decoded one by one they took some 6 KB each (a 40,000-recipe check held about 500 MB of them),
+    shared about 0.2 KB (docs/performance.md). A summary is never changed in place (nothing in pinshift does:
+    comparing makes new values), so sharing its parts changes nothing but memory. Floats are left as they are
+    (0.0 and -0.0 are equal and print apart). Used from the Evaluator's threads: a lookup is one `setdefault`, and
+    a race only shares a little less."""
+
+    def __init__(self):
+        self.table: dict = {}
+
+    def __call__(self, value):
+        kind = type(value)
+        if kind is str or kind is int:
+            return self.table.setdefault((kind, value) if kind is int else value, value)
+        if kind is list:
+            items = [self(item) for item in value]
+            key = (list, *map(id, items))
+        elif kind is dict:
+            items = {self(name): self(item) for name, item in value.items()}
+            key = (dict, *map(id, items), *map(id, items.values()))
+        else:  # true, false, null (one object each), a float
+            return value
+        # a key holds the ids of parts the stored value holds: they cannot be freed and their ids given to another
+        return self.table.setdefault(key, items)
+
+
 @dataclass
 class _Run:
     summaries: dict[int, dict] = field(default_factory=dict)
@@ -241,6 +270,7 @@ class Evaluator:
         self.sandbox = NixSandbox()
         self.calls = _Calls(self.sandbox)
         self.calls_made = 0
+        self.shared = SharedValues()  # the summaries' equal parts held once
 
     def close(self) -> None:
         self.sandbox.close()
@@ -332,11 +362,11 @@ class Evaluator:
             if kind == "read" and os.path.isdir(path):
                 relative = f"{relative}/default.nix" if relative else "default.nix"
             if relative not in paths:
-                paths.append(relative)
+                paths.append(self.shared(relative))
         reason = _clean(cannot, self.roots) if cannot is not None and error is not None else None
         if reason is not None and not error.startswith(f"{CANNOT_TELL}{reason}"):
             reason = None
-        return Evaluation(summary, error, tuple(paths), cacheable, reason)
+        return Evaluation(self.shared(summary), error, tuple(paths), cacheable, reason)
 
     def _relative(self, path: str) -> str | None:
         for root in self.roots:

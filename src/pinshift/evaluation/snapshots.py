@@ -20,7 +20,7 @@ from __future__ import annotations
 # Imports inside functions are lazy, for start-up time; none hides an import cycle (tests/test_layout.py).
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,6 +43,7 @@ class Snapshot:
     # entries of the tree that are not written, and why (a symbolic link is not followed, a submodule not read):
     # a recipe that reads one is `cannot tell`, never broken (standin/default.nix)
     unwritten: dict[str, str] = field(default_factory=dict)
+    written: frozenset[str] = frozenset()  # the paths the step this tree follows wrote or removed (Scratch.after)
     _directories: set[str] | None = field(default=None, repr=False)
     _pending: Callable[[], None] | None = field(default=None, repr=False)  # writes the files, once, when asked
 
@@ -147,23 +148,34 @@ class Scratch:
         snapshot._pending = write
         return snapshot
 
-    def after(self, name: str, before: Snapshot, writes: dict[str, bytes | None]) -> Snapshot:
-        """`before` with `writes` applied (path -> new bytes, None: removed); once `materialise`d, the files it shares
-        with `before` are hard links."""
-        files = {path: blob for path, blob in before.files.items() if path not in writes}
-        files.update({path: blob_id(data) for path, data in writes.items() if data is not None})
+    def after(self, name: str, before: Snapshot,
+              writes: Mapping[str, bytes | None] | Callable[[], Iterable[tuple[str, bytes | None]]]) -> Snapshot:
+        """`before` with `writes` applied (path -> new bytes, None: removed; or a function yielding those pairs
+        afresh at each call, so that a step of 40,000 files is never held: its bytes are hashed one file at a time
+        here and made again, one at a time, when the snapshot is `materialise`d); `Snapshot.written` names the
+        paths written or removed. Once `materialise`d, the files it shares with `before` are hard links."""
+        pairs = writes.items if isinstance(writes, Mapping) else writes
+        files = dict(before.files)
+        written = set()
+        for path, data in pairs():
+            written.add(path)
+            if data is None:
+                files.pop(path, None)
+            else:
+                files[path] = blob_id(data)
         snapshot = Snapshot(name, self._directory(), files,
-                            {path: why for path, why in before.unwritten.items() if path not in writes})
+                            {path: why for path, why in before.unwritten.items() if path not in written},
+                            written=frozenset(written))
 
         def write() -> None:
             before.materialise()
             with SnapshotWriter(before.root, create=False) as source, SnapshotWriter(snapshot.root) as writer:
                 for path in sorted(before.files, key=folder_order):
-                    if path not in writes:
+                    if path not in written:
                         writer.link(source, path)
-                for path in sorted(writes, key=folder_order):
-                    if writes[path] is not None:
-                        writer.write(path, writes[path])
+                for path, data in pairs():
+                    if data is not None:
+                        writer.write(path, data)
 
         snapshot._pending = write
         return snapshot

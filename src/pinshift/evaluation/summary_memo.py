@@ -42,7 +42,7 @@ import subprocess
 import zlib
 from collections.abc import Callable
 
-from pinshift.evaluation.evaluation import STANDIN, Evaluation
+from pinshift.evaluation.evaluation import STANDIN, Evaluation, SharedValues
 from pinshift.files import record_store
 from pinshift.files.record_store import RecordStore
 
@@ -116,9 +116,13 @@ class SummaryMemo:
     def __init__(self, name: str | None):
         self.name = name
         self.store = RecordStore(DIRECTORY, name, FORMAT, b"PS")
-        self.new: dict[bytes, list[bytes]] = {}
+        # this run's new records ((key, number) -> payload), past 8 MB in an unlinked temporary file until saved
+        from pinshift.planning.memo import NewPayloads
+
+        self.new = NewPayloads()
         self.hits = 0
         self.seen: dict[bytes, list[tuple[tuple, Evaluation]]] = {}  # this run's, decoded
+        self.shared = SharedValues()  # the remembered summaries' equal parts held once
 
     @classmethod
     def open(cls, nix: str, note: Callable[[str], None] | None = None) -> "SummaryMemo":
@@ -135,8 +139,8 @@ class SummaryMemo:
                 payload = json.loads(zlib.decompress(stored))
                 reads = tuple((str(read), was) for read, was in payload["reads"])
                 cannot = payload.get("cannot_tell")
-                evaluation = Evaluation(payload["summary"], payload["error"], tuple(r for r, _ in reads), True,
-                                        cannot if isinstance(cannot, str) else None)
+                evaluation = Evaluation(self.shared(payload["summary"]), payload["error"], tuple(r for r, _ in reads),
+                                        True, cannot if isinstance(cannot, str) else None)
             except Exception:  # a damaged record is a miss  # noqa: BLE001
                 continue
             if (evaluation.summary is None) == (evaluation.error is None) or not of_the_tree(evaluation):
@@ -158,14 +162,15 @@ class SummaryMemo:
             payload = json.dumps({"reads": [list(r) for r in reads], "summary": evaluation.summary,
                                   "error": evaluation.error, "cannot_tell": evaluation.cannot_tell},
                                  ensure_ascii=False).encode()
-            self.new.setdefault(key, []).append(zlib.compress(payload, 1))
+            self.new[key + len(self.new).to_bytes(4, "big")] = zlib.compress(payload, 1)
 
     def save(self) -> None:
         """Append what this run evaluated (or rewrite the store); never raises: the store is only a cache."""
         if self.name is None or not self.new:
             return
-        if self.store.save((key, payload) for key, payloads in self.new.items() for payload in payloads):
-            self.new.clear()
+        size = self.new.bytes + len(self.new) * record_store.HEADER_BYTES
+        if self.store.save(((key[:20], payload) for key, payload in self.new.items()), size):
+            self.new.close()
 
 
 # --- whole results of migrate's check ---------------------------------------------------------------------------------
