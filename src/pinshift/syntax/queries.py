@@ -288,14 +288,14 @@ def bindings_spelling(doc: Document, names) -> list[Binding]:
     memo: dict[int, tuple[tuple, Node]] = {}
     found: dict[int, Binding] = {}
     ranges = places_spelling(doc.data, [name.encode("utf-8", "surrogateescape") for name in names])
-    parent = doc.ancestry.parent
+    ancestry = doc.ancestry  # its `parent` is a table lookup, not tree-sitter's walk from the root
     for (start, end), node in zip(ranges, doc.ancestry.locate(ranges)):
         if node.start_byte != start or node.end_byte != end or node.type != "identifier":
             continue  # the identifier spelling the name exactly, no more
-        attrpath = parent(node)
+        attrpath = ancestry.parent(node)
         if attrpath is None or attrpath.type != "attrpath":
             continue
-        binding = parent(attrpath)
+        binding = ancestry.parent(attrpath)
         if binding is None or binding.type != "binding" or binding.id in found:
             continue
         value = binding.child_by_field_name("expression")
@@ -603,13 +603,13 @@ def fetcher_calls(doc: Document) -> list[FetcherCall]:
         return list(doc.memo["fetcher_calls"])
     applications = {}
     climbed: dict[int, Node | None] = {}  # node id -> the application above it (each climb step done once)
-    parent = doc.ancestry.parent
+    ancestry = doc.ancestry  # its `parent` is a table lookup, not tree-sitter's walk from the root
     for spelling in doc.ancestry.locate(places_spelling(doc.data, _FETCHER_NEEDLES)):  # every name in one sweep
         passed = []
         node: Node | None = spelling
         while node is not None and node.type != "apply_expression" and node.id not in climbed:
             passed.append(node.id)
-            node = parent(node)
+            node = ancestry.parent(node)
         if node is not None and node.type != "apply_expression":
             node = climbed[node.id]
         climbed.update((key, node) for key in passed)
